@@ -1,0 +1,39 @@
+# ctxgraph: `make run` serves the API (starting a local Neo4j when NEO4J_URI is unset);
+# `make test` runs every test, integration tests against a real Neo4j included.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+LOCAL_BOLT := bolt://127.0.0.1:$(or $(NEO4J_LOCAL_BOLT_PORT),7687)
+
+.PHONY: build run test vet neo4j-start neo4j-stop neo4j-status clean
+
+build:
+	go build -o bin/ctxgraph ./cmd/ctxgraph
+
+run: build
+	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; fi
+	NEO4J_URI="$${NEO4J_URI:-$(LOCAL_BOLT)}" ./bin/ctxgraph
+
+vet:
+	go vet ./...
+
+# Integration tests use NEO4J_URI when set; otherwise testcontainers-go when a Docker engine
+# answers; otherwise the project's local Neo4j, started here.
+test: vet
+	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
+		scripts/neo4j-local start; \
+		export NEO4J_URI="$(LOCAL_BOLT)"; \
+	fi; \
+	go test -count=1 ./...
+
+neo4j-start:
+	scripts/neo4j-local start
+
+neo4j-stop:
+	scripts/neo4j-local stop
+
+neo4j-status:
+	scripts/neo4j-local status
+
+clean:
+	rm -rf bin

@@ -1,0 +1,121 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// accountKey is where authenticate leaves the caller's account in the echo context.
+const accountKey = "accountId"
+
+// authenticate resolves `Authorization: Bearer <key>` to its account.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		header := c.Request().Header.Get(echo.HeaderAuthorization)
+		token, ok := strings.CutPrefix(header, "Bearer ")
+		if !ok || token == "" {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctxgraph"`)
+			return &httpError{status: http.StatusUnauthorized, message: "missing bearer API key in the Authorization header"}
+		}
+		account := ""
+		for key, acc := range s.keys {
+			if subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1 {
+				account = acc
+			}
+		}
+		if account == "" {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctxgraph", error="invalid_token"`)
+			return &httpError{status: http.StatusUnauthorized, message: "unknown API key"}
+		}
+		c.Set(accountKey, account)
+		return next(c)
+	}
+}
+
+func accountOf(c echo.Context) string {
+	a, _ := c.Get(accountKey).(string)
+	return a
+}
+
+var idempotencyKeyPattern = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+
+// idempotent makes writes that carry an Idempotency-Key safe to retry: the first response
+// is stored, a retry with the same key and body gets it again and writes nothing, and the
+// same key with a different body is a conflict.
+func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		key := req.Header.Get("Idempotency-Key")
+		if key == "" || req.Method == http.MethodGet || req.Method == http.MethodHead {
+			return next(c)
+		}
+		if !idempotencyKeyPattern.MatchString(key) {
+			return &httpError{status: http.StatusBadRequest, field: "Idempotency-Key", message: "Idempotency-Key must be 1 to 255 printable ASCII characters"}
+		}
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		sum := sha256.Sum256(append([]byte(req.Method+" "+req.URL.Path+"\n"), body...))
+		hash := hex.EncodeToString(sum[:])
+		account := accountOf(c)
+		ctx := req.Context()
+
+		stored, replay, err := s.idem.ClaimIdempotencyKey(ctx, account, key, hash)
+		if err != nil {
+			return err
+		}
+		if replay {
+			c.Response().Header().Set("Idempotent-Replayed", "true")
+			return c.JSONBlob(stored.Status, stored.Body)
+		}
+		rec := &recordingWriter{ResponseWriter: c.Response().Writer}
+		c.Response().Writer = rec
+		err = next(c)
+		status := c.Response().Status
+		if err == nil && status >= 200 && status < 300 {
+			if cerr := s.idem.CompleteIdempotencyKey(ctx, account, key, model.IdempotentResponse{RequestHash: hash, Status: status, Body: rec.body.Bytes()}); cerr != nil {
+				s.log.Error("storing an idempotent response failed", zap.Error(cerr))
+			}
+			return nil
+		}
+		if rerr := s.idem.ReleaseIdempotencyKey(ctx, account, key); rerr != nil {
+			s.log.Error("releasing an idempotency key failed", zap.Error(rerr))
+		}
+		return err
+	}
+}
+
+// recordingWriter keeps a copy of the response body for the idempotency store.
+type recordingWriter struct {
+	http.ResponseWriter
+	body bytes.Buffer
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.body.Write(p)
+	return w.ResponseWriter.Write(p)
+}
+
+// openAPIPath turns Echo's :param segments into OpenAPI's {param}.
+func openAPIPath(path string) string {
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}

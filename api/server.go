@@ -1,0 +1,135 @@
+// Package api serves ctxgraph's REST API (DESIGN §5) with Echo: thin handlers over the
+// model's services, one error handler, bearer-key accounts and idempotent writes.
+package api
+
+import (
+	"context"
+	_ "embed"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"go.uber.org/zap"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+//go:embed openapi.yaml
+var openAPISpec []byte
+
+// DefaultMaxBody is the largest request body accepted unless configured otherwise.
+const DefaultMaxBody = "16M"
+
+// Config wires the server to its services.
+type Config struct {
+	Graph       model.ExecutionGraph
+	Idempotency model.IdempotencyStore
+	Health      model.Pinger
+	// Keys maps each API key to the account it belongs to.
+	Keys    map[string]string
+	Log     *zap.Logger
+	MaxBody string
+}
+
+// Server is the HTTP API.
+type Server struct {
+	echo     *echo.Echo
+	graph    model.ExecutionGraph
+	idem     model.IdempotencyStore
+	health   model.Pinger
+	keys     map[string]string
+	log      *zap.Logger
+	validate *validator.Validate
+}
+
+// New builds the server and registers every route.
+func New(cfg Config) *Server {
+	s := &Server{
+		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
+		log: cfg.Log, validate: newValidator(),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	privacyClass := regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	_ = s.validate.RegisterValidation("privacyclass", func(fl validator.FieldLevel) bool {
+		return privacyClass.MatchString(fl.Field().String())
+	})
+	maxBody := cfg.MaxBody
+	if maxBody == "" {
+		maxBody = DefaultMaxBody
+	}
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestID())
+	e.Use(middleware.Recover())
+	e.Use(middleware.BodyLimit(maxBody))
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/openapi.yaml", s.openapi)
+
+	// Middleware is attached per route rather than to a group: an Echo group with middleware
+	// answers every unknown method and path under it, which would turn 405s into 404s.
+	v1 := func(method, path string, h echo.HandlerFunc) {
+		e.Add(method, "/v1"+path, h, s.authenticate, s.idempotent)
+	}
+	v1(http.MethodPost, "/conversations", s.createConversation)
+	v1(http.MethodGet, "/conversations/:id", s.readConversation)
+	v1(http.MethodDelete, "/conversations/:id", s.deleteConversation)
+	v1(http.MethodPost, "/conversations/:id/participants", s.addParticipant)
+	v1(http.MethodPost, "/conversations/:id/branches", s.forkBranch)
+	v1(http.MethodPost, "/branches/:id/messages", s.appendMessage)
+	v1(http.MethodGet, "/branches/:id/history", s.history)
+	v1(http.MethodPost, "/branches/:id/runs", s.startRun)
+	v1(http.MethodGet, "/runs/:id", s.readRun)
+	v1(http.MethodPatch, "/runs/:id", s.finishRun)
+	v1(http.MethodPost, "/runs/:id/tool-calls", s.requestToolCall)
+	v1(http.MethodPost, "/runs/:id/skills", s.recordSkills)
+	v1(http.MethodPost, "/runs/:id/checkpoints", s.recordCheckpoint)
+	v1(http.MethodPost, "/runs/:id/promote", s.promote)
+	v1(http.MethodGet, "/tool-calls/:id", s.readToolCall)
+	v1(http.MethodPost, "/tool-calls/:id/result", s.recordToolResult)
+	v1(http.MethodPost, "/memories", s.deriveMemory)
+	v1(http.MethodGet, "/memories/:id", s.readMemory)
+	v1(http.MethodGet, "/artifacts/:id", s.readArtifact)
+	v1(http.MethodGet, "/artifacts/:id/raw", s.readArtifactRaw)
+	v1(http.MethodDelete, "/artifacts/:id", s.deleteArtifact)
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Routes lists the registered routes as "METHOD /path" with OpenAPI-style {params}.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.echo.Routes() {
+		out = append(out, r.Method+" "+openAPIPath(r.Path))
+	}
+	return out
+}
+
+// OpenAPISpec returns the embedded OpenAPI document.
+func OpenAPISpec() []byte { return openAPISpec }
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	defer cancel()
+	if err := s.health.Ping(ctx); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) openapi(c echo.Context) error {
+	return c.Blob(http.StatusOK, "application/yaml", openAPISpec)
+}

@@ -1,0 +1,210 @@
+// Command ctxgraph serves the ctxgraph REST API over a Neo4j execution graph.
+//
+// Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
+// NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
+// CTXGRAPH_MAX_BODY for the largest accepted request body.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+func main() {
+	m := &Main{}
+	if err := m.ParseEnv(os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "ctxgraph:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "ctxgraph:", err)
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	if err := m.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "ctxgraph:", err)
+		os.Exit(1)
+	}
+}
+
+// Main is the program: its configuration and the parts it wires together.
+type Main struct {
+	Neo4j   cypher.Config
+	Addr    string
+	Keys    map[string]string
+	BlobDir string
+	MaxBody string
+	// DevKey is set when no keys were configured and a development key was made.
+	DevKey string
+
+	log    *zap.Logger
+	store  *cypher.Store
+	server *http.Server
+}
+
+// ParseEnv reads the configuration.
+func (m *Main) ParseEnv(getenv func(string) string) error {
+	m.Neo4j = cypher.Config{
+		URI: orDefault(getenv("NEO4J_URI"), "bolt://127.0.0.1:7687"), User: getenv("NEO4J_USER"),
+		Password: getenv("NEO4J_PASSWORD"), Database: orDefault(getenv("NEO4J_DATABASE"), "neo4j"),
+	}
+	m.Addr = orDefault(getenv("CTXGRAPH_ADDR"), "127.0.0.1:8080")
+	m.BlobDir = orDefault(getenv("CTXGRAPH_BLOB_DIR"), filepath.Join(".ctxgraph", "blobs"))
+	m.MaxBody = getenv("CTXGRAPH_MAX_BODY")
+	keys, err := ParseAPIKeys(getenv("CTXGRAPH_API_KEYS"))
+	if err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		key, err := developmentKey(filepath.Join(filepath.Dir(m.BlobDir), "dev-api-key"))
+		if err != nil {
+			return err
+		}
+		keys = map[string]string{key: "dev"}
+		m.DevKey = key
+	}
+	m.Keys = keys
+	return nil
+}
+
+// ParseAPIKeys reads CTXGRAPH_API_KEYS: comma-separated account=key pairs. It returns the
+// keys mapped to their accounts.
+func ParseAPIKeys(s string) (map[string]string, error) {
+	keys := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		account, key, ok := strings.Cut(pair, "=")
+		if !ok || account == "" || key == "" {
+			return nil, model.Invalid("CTXGRAPH_API_KEYS", "CTXGRAPH_API_KEYS: %q is not account=key", pair)
+		}
+		if _, dup := keys[key]; dup {
+			return nil, model.Invalid("CTXGRAPH_API_KEYS", "CTXGRAPH_API_KEYS: a key is given twice")
+		}
+		keys[key] = account
+	}
+	return keys, nil
+}
+
+// developmentKey returns the key kept at path, making one on first use, so that a local
+// `make run` keeps the same key across restarts.
+func developmentKey(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	key := "dev_" + hex.EncodeToString(buf)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	return key, os.WriteFile(path, []byte(key+"\n"), 0o600)
+}
+
+// Run connects to Neo4j, applies the schema migrations (waiting up to a minute for Neo4j to
+// answer) and starts serving in the background.
+func (m *Main) Run(ctx context.Context) error {
+	log, err := zap.NewProduction()
+	if err != nil {
+		return err
+	}
+	m.log = log
+	blobs, err := blob.Open(m.BlobDir)
+	if err != nil {
+		return err
+	}
+	if m.store, err = cypher.Open(m.Neo4j, blobs); err != nil {
+		return err
+	}
+	if err := m.migrate(ctx, time.Minute); err != nil {
+		return err
+	}
+	srv := api.New(api.Config{Graph: m.store, Idempotency: m.store, Health: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody})
+	m.server = &http.Server{Addr: m.Addr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return err
+	}
+	go func() {
+		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("server stopped", zap.Error(err))
+		}
+	}()
+	log.Info("ctxgraph serving", zap.String("addr", m.Addr), zap.String("neo4j", m.Neo4j.URI), zap.String("blobDir", m.BlobDir))
+	if m.DevKey != "" {
+		fmt.Printf("\nctxgraph is serving on http://%s\n", m.Addr)
+		fmt.Printf("development API key (account \"dev\"): %s\n", m.DevKey)
+		fmt.Printf("try:\n  curl -s -X POST http://%s/v1/conversations -H 'Authorization: Bearer %s' -d '{\"title\":\"hello\"}'\n\n", m.Addr, m.DevKey)
+	}
+	return nil
+}
+
+func (m *Main) migrate(ctx context.Context, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	for {
+		applied, err := m.store.Migrate(ctx)
+		if err == nil {
+			if len(applied) > 0 {
+				m.log.Info("schema migrations applied", zap.Strings("migrations", applied))
+			}
+			return nil
+		}
+		if model.KindOf(err) != model.KindUnavailable || time.Now().After(deadline) {
+			return fmt.Errorf("migrating the schema: %w", err)
+		}
+		m.log.Warn("waiting for Neo4j", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// Close stops serving, letting requests in flight finish, and closes the driver.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	if m.server != nil {
+		errs = append(errs, m.server.Shutdown(ctx))
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close(ctx))
+	}
+	if m.log != nil {
+		_ = m.log.Sync()
+	}
+	return errors.Join(errs...)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

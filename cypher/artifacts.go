@@ -1,0 +1,76 @@
+package cypher
+
+import (
+	"context"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// Artifact reads an artifact's metadata.
+func (s *Store) Artifact(ctx context.Context, accountID, id string) (model.Artifact, error) {
+	rec, err := readTx(ctx, s, func(t *tx) (located, error) {
+		return t.require(accountID, "ToolArtifact", "", id)
+	})
+	if err != nil {
+		return model.Artifact{}, err
+	}
+	return artifactOf(rec.Props), nil
+}
+
+// ArtifactRaw reads an artifact's exact payloads, verified against their hashes.
+func (s *Store) ArtifactRaw(ctx context.Context, accountID, id string) (model.ArtifactRaw, error) {
+	rec, err := readTx(ctx, s, func(t *tx) (located, error) {
+		return t.require(accountID, "ToolArtifact", "", id)
+	})
+	if err != nil {
+		return model.ArtifactRaw{}, err
+	}
+	a := artifactOf(rec.Props)
+	raw := model.ArtifactRaw{ArtifactID: id, Error: a.Error}
+	if raw.Arguments, err = s.restore(ctx, rec.Props, "args", "argsRef", "argsSha256"); err != nil {
+		return model.ArtifactRaw{}, err
+	}
+	if raw.Result, err = s.restore(ctx, rec.Props, "result", "resultRef", "resultSha256"); err != nil {
+		return model.ArtifactRaw{}, err
+	}
+	if len(raw.Result) == 0 {
+		raw.Result = nil
+	}
+	return raw, nil
+}
+
+// DeleteArtifact removes an artifact and its raw payloads; derived memories remain, marked
+// provenance-broken.
+func (s *Store) DeleteArtifact(ctx context.Context, accountID, id string) error {
+	refs, err := writeTx(ctx, s, func(t *tx) ([]string, error) {
+		rec, err := t.one("DeleteArtifact", map[string]any{"id": id, "accountId": accountID})
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
+			return nil, model.NotFound("artifact", id)
+		}
+		return strList(rec, "refs"), nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.dropUnreferencedBlobs(ctx, refs)
+}
+
+func artifactOf(p props) model.Artifact {
+	a := model.Artifact{
+		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"),
+		ToolCallID: p.str("toolCallId"), Seq: p.i64("seq"), Tool: p.str("tool"), Status: p.str("status"),
+		ArgsSha256: p.str("argsSha256"), ArgsBytes: p.i64("argsBytes"), ArgsRef: p.str("argsRef"),
+		ResultSha256: p.str("resultSha256"), ResultBytes: p.i64("resultBytes"), ResultRef: p.str("resultRef"),
+		PrivacyClass: p.str("privacyClass"), Visibility: p.str("visibility"),
+		SharedWithParticipants: p.strs("sharedWithParticipants"), OwnerParticipantID: p.str("ownerParticipantId"),
+		OwnerRunID: p.str("ownerRunId"), RuntimeKind: p.str("runtimeKind"), ToolVersion: p.str("toolVersion"),
+		ActiveSkills: p.strs("activeSkills"), Promoted: p.boolean("promoted"), Stamp: stampOf(p),
+	}
+	if code, msg := p.str("errorCode"), p.str("errorMessage"); code != "" || msg != "" {
+		a.Error = &model.ToolError{Code: code, Message: msg}
+	}
+	return a
+}

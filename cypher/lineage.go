@@ -1,0 +1,142 @@
+package cypher
+
+import (
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// openEnded stands for "no cutoff": the active branch sees all of its own records.
+const openEnded = int64(1) << 62
+
+// lineageBranch is one branch of a lineage with the seq up to which it is inherited.
+type lineageBranch struct {
+	BranchID string
+	Depth    int64
+	Cutoff   int64
+}
+
+// lineage is a branch and its ancestors, nearest first.
+type lineage struct {
+	ConversationID string
+	Branches       []lineageBranch
+}
+
+// contains reports whether a record at seq on branchID is part of the lineage.
+func (l lineage) contains(branchID string, seq int64) bool {
+	for _, b := range l.Branches {
+		if b.BranchID == branchID {
+			return seq <= b.Cutoff
+		}
+	}
+	return false
+}
+
+// ids lists the lineage's branch ids, nearest first.
+func (l lineage) ids() []string {
+	out := make([]string, len(l.Branches))
+	for i, b := range l.Branches {
+		out[i] = b.BranchID
+	}
+	return out
+}
+
+// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
+func (l lineage) params() []map[string]any {
+	out := make([]map[string]any, len(l.Branches))
+	for i, b := range l.Branches {
+		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
+	}
+	return out
+}
+
+// branchLineage reads the lineage of a branch; KindNotFound when the branch is not the
+// account's.
+func (t *tx) branchLineage(accountID, branchID string) (lineage, error) {
+	records, err := t.run("BranchLineage", map[string]any{"accountId": accountID, "branchId": branchID})
+	if err != nil {
+		return lineage{}, err
+	}
+	if len(records) == 0 {
+		return lineage{}, model.NotFound("branch", branchID)
+	}
+	l := lineage{ConversationID: strValue(records[0], "conversationId")}
+	for _, r := range records {
+		b := lineageBranch{BranchID: strValue(r, "branchId"), Cutoff: openEnded}
+		b.Depth, _ = value(r, "depth").(int64)
+		if c, ok := value(r, "cutoff").(int64); ok {
+			b.Cutoff = c
+		}
+		l.Branches = append(l.Branches, b)
+	}
+	return l, nil
+}
+
+// located is where a record lives, as LocateRecords reports it.
+type located struct {
+	ID    string
+	Label string
+	Props props
+}
+
+func (l located) conversationID() string { return l.Props.str("conversationId") }
+func (l located) branchID() string       { return l.Props.str("branchId") }
+func (l located) seq() int64             { return l.Props.i64("seq") }
+
+// locate finds the given ids in the account, keyed by id; ids not found are absent.
+func (t *tx) locate(accountID string, ids ...string) (map[string]located, error) {
+	out := map[string]located{}
+	var want []string
+	for _, id := range ids {
+		if id != "" {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	records, err := t.run("LocateRecords", map[string]any{"accountId": accountID, "ids": want})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		id := strValue(r, "id")
+		out[id] = located{ID: id, Label: strValue(r, "label"), Props: nodeProps(r, "n")}
+	}
+	return out, nil
+}
+
+// require finds one id of the given label; a miss (or a record of another label) is
+// KindNotFound naming the field it came from.
+func (t *tx) require(accountID, label, field, id string) (located, error) {
+	found, err := t.locate(accountID, id)
+	if err != nil {
+		return located{}, err
+	}
+	rec, ok := found[id]
+	if !ok || rec.Label != label {
+		e := model.NotFound(labelNoun(label), id)
+		e.Field = field
+		return located{}, e
+	}
+	return rec, nil
+}
+
+// labelNoun names a label in error messages.
+func labelNoun(label string) string {
+	switch label {
+	case "ModelRun":
+		return "run"
+	case "ToolCall":
+		return "tool call"
+	case "ToolArtifact":
+		return "artifact"
+	case "ToolMemory":
+		return "memory"
+	case "Message":
+		return "message"
+	case "Participant":
+		return "participant"
+	case "Branch":
+		return "branch"
+	}
+	return "record"
+}

@@ -1,0 +1,213 @@
+package cypher
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// memoryFieldPrefix names the i-th memory of a tool result in error fields.
+func memoryFieldPrefix(i int) string { return fmt.Sprintf("memories[%d].", i) }
+
+// DeriveMemory derives a memory from artifacts.
+func (s *Store) DeriveMemory(ctx context.Context, accountID string, in model.NewMemory) (model.Memory, error) {
+	id, err := writeTx(ctx, s, func(t *tx) (string, error) {
+		m, err := s.deriveMemory(t, accountID, in, "")
+		return m.ID, err
+	})
+	if err != nil {
+		return model.Memory{}, err
+	}
+	return s.Memory(ctx, accountID, id)
+}
+
+// deriveMemory creates a memory inside t. Its branch is the branch of the source whose
+// lineage holds every other source; owner, run and visibility come from the sources, and
+// privacy is the most restrictive of theirs unless the request names one.
+func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field string) (model.Memory, error) {
+	if len(in.DerivedFrom) == 0 {
+		return model.Memory{}, model.Invalid(field+"derivedFrom", "a memory needs at least one source artifact")
+	}
+	ids := append(append(append([]string{}, in.DerivedFrom...), in.Supersedes...), in.ConflictsWith...)
+	refs, err := t.locate(accountID, append(ids, in.SharedWithParticipants...)...)
+	if err != nil {
+		return model.Memory{}, err
+	}
+	first, ok := refs[in.DerivedFrom[0]]
+	if !ok || first.Label != "ToolArtifact" {
+		e := model.NotFound("artifact", in.DerivedFrom[0])
+		e.Field = field + "derivedFrom"
+		return model.Memory{}, e
+	}
+	conversationID := first.conversationID()
+	var sources []located
+	for _, id := range in.DerivedFrom {
+		src, err := sameConversation(refs, conversationID, "ToolArtifact", field+"derivedFrom", id)
+		if err != nil {
+			return model.Memory{}, err
+		}
+		sources = append(sources, src)
+	}
+	for _, id := range in.Supersedes {
+		if _, err := sameConversation(refs, conversationID, "ToolMemory", field+"supersedes", id); err != nil {
+			return model.Memory{}, err
+		}
+	}
+	for _, id := range in.ConflictsWith {
+		if _, err := sameConversation(refs, conversationID, "ToolMemory", field+"conflictsWith", id); err != nil {
+			return model.Memory{}, err
+		}
+	}
+	for _, id := range in.SharedWithParticipants {
+		if _, err := sameConversation(refs, conversationID, "Participant", field+"sharedWithParticipants", id); err != nil {
+			return model.Memory{}, err
+		}
+	}
+	home, err := t.commonLineage(accountID, sources, field+"derivedFrom")
+	if err != nil {
+		return model.Memory{}, err
+	}
+
+	// The newest source decides owner and run; the narrowest visibility and the most
+	// restrictive privacy class of all sources apply unless the request names its own.
+	sort.SliceStable(sources, func(i, j int) bool { return sources[i].seq() < sources[j].seq() })
+	newest := sources[len(sources)-1]
+	privacy, visibility := in.PrivacyClass, in.Visibility
+	shared := in.SharedWithParticipants
+	observedAt := newest.Props.time("createdAt")
+	for _, src := range sources {
+		if in.PrivacyClass == "" && (privacy == "" || model.PrivacyRank(src.Props.str("privacyClass")) > model.PrivacyRank(privacy)) {
+			privacy = src.Props.str("privacyClass")
+		}
+		if in.Visibility == "" && (visibility == "" || model.VisibilityRank(src.Props.str("visibility")) > model.VisibilityRank(visibility)) {
+			visibility = src.Props.str("visibility")
+		}
+		if in.SharedWithParticipants == nil {
+			shared = unionStrings(shared, src.Props.strs("sharedWithParticipants"))
+		}
+		if c := src.Props.time("createdAt"); c.After(observedAt) {
+			observedAt = c
+		}
+	}
+	switch {
+	case in.ObservedAt != nil:
+		observedAt = in.ObservedAt.UTC()
+	case in.At != nil:
+		observedAt = in.At.UTC()
+	}
+	freshness := in.FreshnessClass
+	if freshness == "" {
+		freshness = model.DefaultFreshnessClass
+	}
+	sourceParams := make([]map[string]any, 0, len(in.DerivedFrom))
+	locators := []string{}
+	for _, id := range in.DerivedFrom {
+		loc := in.Locators[id]
+		sourceParams = append(sourceParams, map[string]any{"id": id, "locator": nullable(loc)})
+		if loc != "" {
+			locators = append(locators, id+"#"+loc)
+		}
+	}
+	createdAt, recordedAt := t.store.stamps(in.At)
+	kind := model.MemoryKindTool
+	if in.PromotionPolicy == model.MemoryKindReport {
+		kind = model.MemoryKindReport
+	}
+	var confidence any
+	if in.Confidence != nil {
+		confidence = *in.Confidence
+	}
+	id := newID("mem")
+	rec, err := t.one("DeriveMemory", map[string]any{
+		"id": id, "accountId": accountID, "branchId": home, "kind": kind, "summary": in.Summary,
+		"data": jsonText(in.Data), "safeSummary": nullable(in.SafeSummary), "confidence": confidence,
+		"confidenceSource": nullable(in.ConfidenceSource), "rationale": nullable(in.Rationale),
+		"limitations": nullable(in.Limitations), "privacyClass": privacy, "freshnessClass": freshness,
+		"observedAt": observedAt, "staleAfter": nullableTime(in.StaleAfter), "revalidateWith": orEmpty(in.RevalidateWith),
+		"provenanceLocators": locators, "sourceArtifactIds": in.DerivedFrom, "promotionPolicy": nullable(in.PromotionPolicy),
+		"visibility": visibility, "sharedWithParticipants": orEmpty(shared),
+		"ownerParticipantId": newest.Props.str("ownerParticipantId"), "ownerRunId": newest.Props.str("ownerRunId"),
+		"promotedFromRunId": nil, "sources": sourceParams, "supersedes": orEmpty(in.Supersedes),
+		"conflictsWith": orEmpty(in.ConflictsWith), "createdAt": createdAt, "recordedAt": recordedAt,
+	})
+	if err != nil {
+		return model.Memory{}, err
+	}
+	if rec == nil {
+		return model.Memory{}, model.NotFound("branch", home)
+	}
+	return memoryOf(nodeProps(rec, "m")), nil
+}
+
+// commonLineage returns the branch, among the sources' branches, whose lineage holds every
+// source; KindInvalid when the sources lie on diverging branches.
+func (t *tx) commonLineage(accountID string, sources []located, field string) (string, error) {
+	tried := map[string]bool{}
+	for _, candidate := range sources {
+		b := candidate.branchID()
+		if tried[b] {
+			continue
+		}
+		tried[b] = true
+		lin, err := t.branchLineage(accountID, b)
+		if err != nil {
+			return "", err
+		}
+		all := true
+		for _, src := range sources {
+			all = all && lin.contains(src.branchID(), src.seq())
+		}
+		if all {
+			return b, nil
+		}
+	}
+	return "", model.Invalid(field, "the source artifacts lie on diverging branches")
+}
+
+// Memory reads a memory with its provenance and supersession links.
+func (s *Store) Memory(ctx context.Context, accountID, id string) (model.Memory, error) {
+	return readTx(ctx, s, func(t *tx) (model.Memory, error) {
+		rec, err := t.one("ReadMemory", map[string]any{"id": id, "accountId": accountID})
+		if err != nil {
+			return model.Memory{}, err
+		}
+		if rec == nil {
+			return model.Memory{}, model.NotFound("memory", id)
+		}
+		m := memoryOf(nodeProps(rec, "m"))
+		live := strList(rec, "liveSources")
+		m.ProvenanceBroken = m.ProvenanceBroken || len(live) < len(m.DerivedFrom)
+		m.Supersedes = strList(rec, "supersedes")
+		m.SupersededBy = strList(rec, "supersededBy")
+		m.ConflictsWith = strList(rec, "conflictsWith")
+		return m, nil
+	})
+}
+
+func memoryOf(p props) model.Memory {
+	return model.Memory{
+		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
+		Kind: p.str("kind"), Summary: p.str("summary"), Data: p.raw("data"), SafeSummary: p.str("safeSummary"),
+		Confidence: p.float("confidence"), ConfidenceSource: p.str("confidenceSource"), Rationale: p.str("rationale"),
+		Limitations: p.str("limitations"), PrivacyClass: p.str("privacyClass"), FreshnessClass: p.str("freshnessClass"),
+		ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"), RevalidateWith: p.strs("revalidateWith"),
+		ProvenanceLocators: p.strs("provenanceLocators"), ResolutionStatus: p.str("resolutionStatus"),
+		RepairAttempts: p.i64("repairAttempts"), PromotionPolicy: p.str("promotionPolicy"), Visibility: p.str("visibility"),
+		SharedWithParticipants: p.strs("sharedWithParticipants"), OwnerParticipantID: p.str("ownerParticipantId"),
+		OwnerRunID: p.str("ownerRunId"), DerivedFrom: p.strs("sourceArtifactIds"), ProvenanceBroken: p.boolean("provenanceBroken"),
+		Supersedes: []string{}, SupersededBy: []string{}, ConflictsWith: []string{}, Promoted: p.boolean("promoted"),
+		Stamp: stampOf(p),
+	}
+}
+
+// unionStrings appends the values of b missing from a.
+func unionStrings(a, b []string) []string {
+	for _, v := range b {
+		if !model.Contains(a, v) {
+			a = append(a, v)
+		}
+	}
+	return a
+}

@@ -1,0 +1,128 @@
+package cypher
+
+import (
+	"context"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// AppendMessage appends a message to a branch.
+func (s *Store) AppendMessage(ctx context.Context, accountID string, in model.NewMessage) (model.Message, error) {
+	createdAt, recordedAt := s.stamps(in.At)
+	return writeTx(ctx, s, func(t *tx) (model.Message, error) {
+		lin, err := t.branchLineage(accountID, in.BranchID)
+		if err != nil {
+			return model.Message{}, err
+		}
+		refs, err := t.locate(accountID, append([]string{in.ParticipantID, in.RunID}, in.ParentMessageIDs...)...)
+		if err != nil {
+			return model.Message{}, err
+		}
+		participantID := in.ParticipantID
+		if in.RunID != "" {
+			run, err := sameConversation(refs, lin.ConversationID, "ModelRun", "runId", in.RunID)
+			if err != nil {
+				return model.Message{}, err
+			}
+			if participantID == "" {
+				participantID = run.Props.str("participantId")
+			}
+		}
+		if participantID != "" {
+			if _, seen := refs[participantID]; !seen {
+				more, err := t.locate(accountID, participantID)
+				if err != nil {
+					return model.Message{}, err
+				}
+				refs[participantID] = more[participantID]
+			}
+			if _, err := sameConversation(refs, lin.ConversationID, "Participant", "participantId", participantID); err != nil {
+				return model.Message{}, err
+			}
+		}
+		parents := in.ParentMessageIDs
+		for _, id := range parents {
+			parent, err := sameConversation(refs, lin.ConversationID, "Message", "parentMessageIds", id)
+			if err != nil {
+				return model.Message{}, err
+			}
+			if !lin.contains(parent.branchID(), parent.seq()) {
+				return model.Message{}, model.Invalid("parentMessageIds", "message %q is not in the lineage of branch %q", id, in.BranchID)
+			}
+		}
+		if parents == nil {
+			latest, err := t.one("LatestLineageMessage", map[string]any{"accountId": accountID, "lineage": lin.params()})
+			if err != nil {
+				return model.Message{}, err
+			}
+			parents = []string{}
+			if latest != nil {
+				parents = []string{strValue(latest, "id")}
+			}
+		}
+		visibility := in.Visibility
+		if visibility == "" {
+			visibility = model.DefaultMessageVisibility
+		}
+		rec, err := t.one("AppendMessage", map[string]any{
+			"id": newID("msg"), "accountId": accountID, "branchId": in.BranchID, "role": in.Role, "content": in.Content,
+			"participantId": nullable(participantID), "runId": nullable(in.RunID), "parentMessageIds": parents,
+			"visibility": visibility, "createdAt": createdAt, "recordedAt": recordedAt,
+		})
+		if err != nil {
+			return model.Message{}, err
+		}
+		if rec == nil {
+			return model.Message{}, model.NotFound("branch", in.BranchID)
+		}
+		return messageOf(nodeProps(rec, "m")), nil
+	})
+}
+
+// sameConversation returns the located record id of the given label, KindNotFound naming
+// field when it is not the account's, KindInvalid when it belongs to another conversation.
+func sameConversation(refs map[string]located, conversationID, label, field, id string) (located, error) {
+	rec, ok := refs[id]
+	if !ok || rec.Label != label {
+		e := model.NotFound(labelNoun(label), id)
+		e.Field = field
+		return located{}, e
+	}
+	if rec.conversationID() != conversationID {
+		return located{}, model.Invalid(field, "%s %q belongs to another conversation", labelNoun(label), id)
+	}
+	return rec, nil
+}
+
+// History reads the user-facing transcript of a branch's lineage.
+func (s *Store) History(ctx context.Context, accountID, branchID string) (model.History, error) {
+	return readTx(ctx, s, func(t *tx) (model.History, error) {
+		lin, err := t.branchLineage(accountID, branchID)
+		if err != nil {
+			return model.History{}, err
+		}
+		records, err := t.run("LineageHistory", map[string]any{"accountId": accountID, "lineage": lin.params()})
+		if err != nil {
+			return model.History{}, err
+		}
+		h := model.History{BranchID: branchID, Lineage: lin.ids(), Items: []model.HistoryItem{}}
+		for _, r := range records {
+			p := nodeProps(r, "item")
+			h.Items = append(h.Items, model.HistoryItem{
+				Type: strValue(r, "type"), ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
+				Role: p.str("role"), Content: p.str("content"), RunID: p.str("runId"),
+				ParticipantID: strValue(r, "participantId"), ParticipantName: strValue(r, "participantName"),
+				Tool: p.str("tool"), Status: p.str("status"), ErrorCode: p.str("errorCode"), CreatedAt: p.time("createdAt"),
+			})
+		}
+		return h, nil
+	})
+}
+
+func messageOf(p props) model.Message {
+	return model.Message{
+		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
+		Role: p.str("role"), Content: p.str("content"), ParticipantID: p.str("participantId"), RunID: p.str("runId"),
+		ParentMessageIDs: p.strs("parentMessageIds"), Visibility: p.str("visibility"), Stamp: stampOf(p),
+	}
+}

@@ -1,0 +1,105 @@
+package cypher
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// queryFiles holds one .cypher file per operation. Each starts with a header line
+// `// name: <Name>` that must match its file name, then a comment saying what it does.
+//
+//go:embed queries/*.cypher
+var queryFiles embed.FS
+
+var (
+	queriesOnce sync.Once
+	queries     map[string]string
+	queriesErr  error
+)
+
+func loadQueries() {
+	queries = map[string]string{}
+	entries, err := queryFiles.ReadDir("queries")
+	if err != nil {
+		queriesErr = err
+		return
+	}
+	for _, e := range entries {
+		body, err := queryFiles.ReadFile(path.Join("queries", e.Name()))
+		if err != nil {
+			queriesErr = err
+			return
+		}
+		name := strings.TrimSuffix(e.Name(), ".cypher")
+		first, _, _ := strings.Cut(string(body), "\n")
+		if strings.TrimSpace(first) != "// name: "+name {
+			queriesErr = fmt.Errorf("query file %s: first line must be %q", e.Name(), "// name: "+name)
+			return
+		}
+		queries[name] = string(body)
+	}
+}
+
+// queryText returns the text of the named query.
+func queryText(name string) (string, error) {
+	queriesOnce.Do(loadQueries)
+	if queriesErr != nil {
+		return "", queriesErr
+	}
+	text, ok := queries[name]
+	if !ok {
+		return "", fmt.Errorf("no query named %s", name)
+	}
+	return text, nil
+}
+
+func allQueryNames() []string {
+	queriesOnce.Do(loadQueries)
+	names := make([]string, 0, len(queries))
+	for n := range queries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// queryCoverage records which queries ran, so that the integration tests can prove every
+// .cypher file was exercised against the real Neo4j.
+type queryCoverage struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+// coverage is shared by every store of the process.
+var coverage = &queryCoverage{set: map[string]bool{}}
+
+func (c *queryCoverage) mark(name string) {
+	c.mu.Lock()
+	c.set[name] = true
+	c.mu.Unlock()
+}
+
+func (c *queryCoverage) ran() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.set))
+	for n := range c.set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// mustQuery returns the text of a query that is known to exist; the embedded files are
+// checked by a unit test, so a miss here is a programming error.
+func mustQuery(name string) string {
+	text, err := queryText(name)
+	if err != nil {
+		panic(err)
+	}
+	return text
+}

@@ -1,0 +1,12 @@
+// name: DeleteArtifact
+// Deletes an artifact; the memories derived from it stay, marked provenance-broken. Returns
+// the blob references it held.
+MATCH (a:ToolArtifact {id: $id, accountId: $accountId})
+CALL (a) {
+  OPTIONAL MATCH (m:ToolMemory)-[:DERIVED_FROM]->(a)
+  SET m.provenanceBroken = true
+  RETURN count(m) AS brokenMemories
+}
+WITH a, [r IN [a.argsRef, a.resultRef] WHERE r IS NOT NULL] AS refs, brokenMemories
+DETACH DELETE a
+RETURN refs, brokenMemories

@@ -1,0 +1,15 @@
+// name: RequestToolCall
+// Records a tool call requested by a run, at the run's branch's next seq; returns nothing
+// when the run already has a call with this callId.
+MATCH (r:ModelRun {id: $runId, accountId: $accountId})
+WHERE NOT EXISTS { (r)-[:REQUESTED]->(:ToolCall {callId: $callId}) }
+MATCH (b:Branch {id: r.branchId, accountId: $accountId})
+SET b.seq = b.seq + 1
+WITH r, b, b.seq AS seq
+CREATE (t:ToolCall {id: $id, accountId: $accountId, conversationId: r.conversationId, branchId: b.id, seq: seq,
+                    runId: r.id, participantId: r.participantId, callId: $callId, tool: $tool,
+                    arguments: $arguments, argumentsRef: $argumentsRef, argumentsSha256: $argumentsSha256,
+                    argumentsBytes: $argumentsBytes, status: 'pending', retryable: false, retryOf: $retryOf,
+                    createdAt: $createdAt, recordedAt: $recordedAt})
+CREATE (r)-[:REQUESTED]->(t)
+RETURN t

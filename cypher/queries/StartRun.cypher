@@ -1,0 +1,24 @@
+// name: StartRun
+// Starts a run of a participant at the branch's next seq, linked to the message that
+// triggered it and, for a subagent, to its parent run.
+MATCH (b:Branch {id: $branchId, accountId: $accountId})
+MATCH (p:Participant {id: $participantId, accountId: $accountId})
+SET b.seq = b.seq + 1
+WITH b, p, b.seq AS seq
+CREATE (r:ModelRun {id: $id, accountId: $accountId, conversationId: b.conversationId, branchId: b.id, seq: seq,
+                    participantId: p.id, runtimeKind: $runtimeKind, status: 'running',
+                    provider: coalesce($provider, p.provider), model: coalesce($model, p.model),
+                    triggerMessageId: $triggerMessageId, parentRunId: $parentRunId,
+                    startedAt: $createdAt, createdAt: $createdAt, recordedAt: $recordedAt})
+CREATE (r)-[:ON_BRANCH]->(b)
+CREATE (r)-[:BY]->(p)
+WITH r
+CALL (r) {
+  MATCH (m:Message {id: $triggerMessageId, accountId: $accountId})
+  CREATE (r)-[:TRIGGERED_BY]->(m)
+}
+CALL (r) {
+  MATCH (parent:ModelRun {id: $parentRunId, accountId: $accountId})
+  CREATE (r)-[:CHILD_OF]->(parent)
+}
+RETURN r

@@ -1,0 +1,46 @@
+package cypher
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEveryQueryFileIsNamedAndParameterised(t *testing.T) {
+	names := QueryNames()
+	if len(names) == 0 {
+		t.Fatal("no embedded queries")
+	}
+	for _, name := range names {
+		text, err := queryText(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// Account scoping: every query that touches tenant data names $accountId; the
+		// exceptions are schema bookkeeping and blob reference counting (blobs are shared
+		// content-addressed files, never returned to a client).
+		switch name {
+		case "MigrationApplied", "RecordMigration", "ForgetMigration", "ShowConstraints", "ShowIndexes", "UnreferencedBlobRefs":
+			continue
+		}
+		if !strings.Contains(text, "$accountId") {
+			t.Errorf("%s does not filter by $accountId", name)
+		}
+	}
+}
+
+func TestMigrationsAreOrderedAndIdempotent(t *testing.T) {
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		if i > 0 && ms[i-1].Name >= m.Name {
+			t.Errorf("migration %s is out of order", m.Name)
+		}
+		for _, stmt := range m.Statements {
+			if !strings.Contains(stmt, "IF NOT EXISTS") {
+				t.Errorf("%s: statement is not idempotent: %s", m.Name, stmt)
+			}
+		}
+	}
+}

@@ -1,0 +1,215 @@
+// Package cypher is ctxgraph's Neo4j store: the only package that imports the Neo4j driver.
+// Every query is a .cypher file in queries/, embedded and run by name with $parameters; every
+// driver error is translated to a model error kind here and nowhere else.
+package cypher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// DefaultInlineLimit is the payload size above which raw arguments and results go to the
+// blob store instead of the graph (DESIGN §2: 64 KiB by default).
+const DefaultInlineLimit = 64 << 10
+
+// Config says how to reach Neo4j.
+type Config struct {
+	URI      string
+	User     string
+	Password string
+	Database string
+}
+
+// Store implements the model's graph services on Neo4j.
+type Store struct {
+	driver   neo4j.DriverWithContext
+	database string
+	blobs    model.BlobStore
+
+	// InlineLimit is the largest payload kept inside the graph, in bytes.
+	InlineLimit int
+	// Now is the clock that stamps recordedAt; tests replace it.
+	Now func() time.Time
+	// AfterStatement, when set, runs after every statement of a write transaction and can
+	// fail it. Tests use it to inject a failure half-way through a multi-node write.
+	AfterStatement func(query string) error
+}
+
+var (
+	_ model.ExecutionGraph   = (*Store)(nil)
+	_ model.IdempotencyStore = (*Store)(nil)
+	_ model.Pinger           = (*Store)(nil)
+)
+
+// Open connects to Neo4j and returns a store writing large payloads to blobs. It does not
+// wait for Neo4j to answer: the store reports KindUnavailable until it does, and recovers
+// on its own once it does.
+func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
+	auth := neo4j.NoAuth()
+	if cfg.User != "" {
+		auth = neo4j.BasicAuth(cfg.User, cfg.Password, "")
+	}
+	driver, err := neo4j.NewDriverWithContext(cfg.URI, auth, func(c *config.Config) {
+		// Fail fast when Neo4j is away, so that requests answer 503 instead of hanging for
+		// the driver's default 30 s of retries and 60 s of pool waits.
+		c.MaxTransactionRetryTime = 3 * time.Second
+		c.SocketConnectTimeout = 2 * time.Second
+		c.ConnectionAcquisitionTimeout = 5 * time.Second
+		c.MaxConnectionPoolSize = 64
+	})
+	if err != nil {
+		return nil, model.Invalid("NEO4J_URI", "cannot use Neo4j URI %q: %v", cfg.URI, err)
+	}
+	return &Store{
+		driver:      driver,
+		database:    cfg.Database,
+		blobs:       blobs,
+		InlineLimit: DefaultInlineLimit,
+		Now:         func() time.Time { return time.Now().UTC() },
+	}, nil
+}
+
+// Close releases the driver's connections.
+func (s *Store) Close(ctx context.Context) error { return s.driver.Close(ctx) }
+
+// Ping checks that Neo4j answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := s.driver.VerifyConnectivity(ctx); err != nil {
+		return model.Unavailable("Neo4j is unreachable", err)
+	}
+	return nil
+}
+
+// QueriesRun lists the names of the queries this process has run at least once.
+func QueriesRun() []string { return coverage.ran() }
+
+// QueryNames lists every embedded query.
+func QueryNames() []string { return allQueryNames() }
+
+// newID returns a fresh, time-ordered id with a prefix naming its label, so that ids read
+// well in Neo4j Browser.
+func newID(prefix string) string {
+	return prefix + "_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
+}
+
+// tx is one transaction of one request: every statement of a store method runs through it.
+type tx struct {
+	ctx   context.Context
+	inner neo4j.ManagedTransaction
+	store *Store
+	write bool
+}
+
+// run executes the named query and collects its records.
+func (t *tx) run(name string, params map[string]any) ([]*neo4j.Record, error) {
+	text, err := queryText(name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.inner.Run(t.ctx, text, params)
+	if err != nil {
+		return nil, err
+	}
+	records, err := res.Collect(t.ctx)
+	if err != nil {
+		return nil, err
+	}
+	coverage.mark(name)
+	if t.write && t.store.AfterStatement != nil {
+		if err := t.store.AfterStatement(name); err != nil {
+			return nil, err
+		}
+	}
+	return records, nil
+}
+
+// one executes the named query and returns its single record, or nil when it returned none.
+func (t *tx) one(name string, params map[string]any) (*neo4j.Record, error) {
+	records, err := t.run(name, params)
+	if err != nil || len(records) == 0 {
+		return nil, err
+	}
+	return records[0], nil
+}
+
+// writeTx runs work in one managed write transaction, retried by the driver on transient
+// failures, and translates any driver error.
+func writeTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (T, error) {
+	return execute(ctx, s, neo4j.AccessModeWrite, work)
+}
+
+// readTx runs work in one managed read transaction.
+func readTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (T, error) {
+	return execute(ctx, s, neo4j.AccessModeRead, work)
+}
+
+func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work func(t *tx) (T, error)) (T, error) {
+	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
+	defer session.Close(ctx)
+	fn := func(inner neo4j.ManagedTransaction) (T, error) {
+		return work(&tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite})
+	}
+	var (
+		out T
+		err error
+	)
+	if mode == neo4j.AccessModeWrite {
+		out, err = neo4j.ExecuteWrite(ctx, session, fn)
+	} else {
+		out, err = neo4j.ExecuteRead(ctx, session, fn)
+	}
+	if err != nil {
+		var zero T
+		return zero, translate(err)
+	}
+	return out, nil
+}
+
+// translate maps a driver error to a model error kind. Model errors pass through unchanged;
+// driver text never reaches a client, only the logs.
+func translate(err error) error {
+	var me *model.Error
+	if errors.As(err, &me) {
+		return me
+	}
+	var n4j *neo4j.Neo4jError
+	if errors.As(err, &n4j) {
+		switch {
+		case n4j.Code == "Neo.ClientError.Schema.ConstraintValidationFailed":
+			return &model.Error{Kind: model.KindConflict, Message: "the record already exists", Err: err}
+		case n4j.Code == "Neo.ClientError.Statement.EntityNotFound":
+			return &model.Error{Kind: model.KindConflict, Message: "a record this write depends on was deleted concurrently", Err: err}
+		case strings.HasPrefix(n4j.Code, "Neo.TransientError."), n4j.Code == "Neo.ClientError.Database.DatabaseNotFound",
+			strings.HasPrefix(n4j.Code, "Neo.ClientError.Cluster."):
+			return model.Unavailable("Neo4j is temporarily unavailable", err)
+		}
+		return model.Internal("the graph query failed", err)
+	}
+	var conn *neo4j.ConnectivityError
+	var limit *neo4j.TransactionExecutionLimit
+	if errors.As(err, &conn) || errors.As(err, &limit) || errors.Is(err, context.DeadlineExceeded) ||
+		strings.Contains(err.Error(), "ConnectivityError") || strings.Contains(err.Error(), "connection acquisition") {
+		return model.Unavailable("Neo4j is unreachable", err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return model.Unavailable("the request was cancelled", err)
+	}
+	return model.Internal("the graph query failed", fmt.Errorf("neo4j: %w", err))
+}
+
+// neo4jSessionConfig is the session of statements that cannot run in a managed transaction
+// (schema commands, SHOW).
+func neo4jSessionConfig(database string) neo4j.SessionConfig {
+	return neo4j.SessionConfig{DatabaseName: database, AccessMode: neo4j.AccessModeWrite}
+}

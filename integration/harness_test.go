@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/integration/neo4jtest"
+)
+
+// The suite's real Neo4j store and blob directory, shared by tests that need no special
+// wiring. Tests isolate themselves by account: each harness makes fresh accounts.
+var (
+	neo4jServer neo4jtest.Server
+	sharedStore *cypher.Store
+	blobDir     string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	ctx := context.Background()
+	var err error
+	if neo4jServer, err = neo4jtest.Find(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		os.Exit(1)
+	}
+	if blobDir, err = os.MkdirTemp("", "ctxgraph-blobs-"); err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		os.Exit(1)
+	}
+	sharedStore = openStore(blobDir)
+	if _, err := sharedStore.Migrate(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: migrating the schema on", neo4jServer.URI, "failed:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
+		code = checkQueryCoverage()
+	}
+	sharedStore.Close(ctx)
+	os.RemoveAll(blobDir)
+	os.Exit(code)
+}
+
+// checkQueryCoverage fails the run when an embedded .cypher file was never executed.
+func checkQueryCoverage() int {
+	ran := map[string]bool{}
+	for _, n := range cypher.QueriesRun() {
+		ran[n] = true
+	}
+	var missing []string
+	for _, n := range cypher.QueryNames() {
+		if !ran[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "integration: these .cypher files were never run against Neo4j: %s\n", strings.Join(missing, ", "))
+		return 1
+	}
+	return 0
+}
+
+func openStore(dir string) *cypher.Store {
+	return openStoreAt(neo4jServer.URI, dir)
+}
+
+func openStoreAt(uri, dir string) *cypher.Store {
+	blobs, err := blob.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	s, err := cypher.Open(cypher.Config{URI: uri, User: neo4jServer.User, Password: neo4jServer.Password, Database: neo4jServer.Database}, blobs)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// harness is one test's client: two fresh accounts (its own and "another") against a
+// server wired to a real store.
+type harness struct {
+	t        *testing.T
+	srv      *api.Server
+	key      string
+	otherKey string
+}
+
+func newHarness(t *testing.T) *harness {
+	return newHarnessWith(t, sharedStore, "")
+}
+
+func newHarnessWith(t *testing.T, store *cypher.Store, maxBody string) *harness {
+	t.Helper()
+	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8)}
+	h.srv = api.New(api.Config{
+		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
+		Keys: map[string]string{h.key: "acct-" + randomHex(6), h.otherKey: "other-" + randomHex(6)},
+	})
+	return h
+}
+
+// response is what the server answered.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// obj decodes the body as a JSON object.
+func (r response) obj(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", r.body, err)
+	}
+	return m
+}
+
+// errorField returns the error body's code and field.
+func (r response) errorOf(t *testing.T) (code, field string) {
+	t.Helper()
+	e, ok := r.obj(t)["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("body %s has no error object", r.body)
+	}
+	code, _ = e["code"].(string)
+	field, _ = e["field"].(string)
+	return code, field
+}
+
+// call sends a request as the harness's own account.
+func (h *harness) call(method, path string, body any, headers ...string) response {
+	return h.callAs(h.key, method, path, body, headers...)
+}
+
+// callAs sends a request with the given API key; headers are name, value pairs.
+func (h *harness) callAs(key, method, path string, body any, headers ...string) response {
+	h.t.Helper()
+	var reader *bytes.Reader
+	switch b := body.(type) {
+	case nil:
+		reader = bytes.NewReader(nil)
+	case []byte:
+		reader = bytes.NewReader(b)
+	case string:
+		reader = bytes.NewReader([]byte(b))
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		reader = bytes.NewReader(data)
+	}
+	req := httptest.NewRequest(method, path, reader)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// must sends a request and fails the test unless it answers want; it returns the body.
+func (h *harness) must(want int, method, path string, body any, headers ...string) map[string]any {
+	h.t.Helper()
+	r := h.call(method, path, body, headers...)
+	if r.status != want {
+		h.t.Fatalf("%s %s: got status %d, want %d; body %s", method, path, r.status, want, r.body)
+	}
+	if len(r.body) == 0 {
+		return nil
+	}
+	return r.obj(h.t)
+}
+
+// expectError checks an error response's status, code and field.
+func (h *harness) expectError(r response, status int, code, field string) {
+	h.t.Helper()
+	if r.status != status {
+		h.t.Fatalf("got status %d, want %d; body %s", r.status, status, r.body)
+	}
+	gotCode, gotField := r.errorOf(h.t)
+	if gotCode != code || gotField != field {
+		h.t.Fatalf("got error code %q field %q, want %q and %q; body %s", gotCode, gotField, code, field, r.body)
+	}
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+// world is a small conversation made through the API: a user message, a run of a model
+// participant and one tool call.
+type world struct {
+	conv, branch, participant, message, run, call string
+}
+
+func (h *harness) world() world {
+	h.t.Helper()
+	var w world
+	c := h.must(201, "POST", "/v1/conversations", map[string]any{"title": "world", "at": "2026-11-01T09:00:00Z"})
+	w.conv, w.branch = str(c, "id"), str(c, "branchId")
+	w.participant = str(h.must(201, "POST", "/v1/conversations/"+w.conv+"/participants",
+		map[string]any{"kind": "model", "name": "gpt", "provider": "openai", "model": "gpt-4.1"}), "id")
+	w.message = str(h.must(201, "POST", "/v1/branches/"+w.branch+"/messages",
+		map[string]any{"role": "user", "content": "find the Q3 numbers", "at": "2026-11-01T09:00:01Z"}), "id")
+	w.run = str(h.must(201, "POST", "/v1/branches/"+w.branch+"/runs",
+		map[string]any{"participantId": w.participant, "runtimeKind": "chat", "triggerMessageId": w.message, "at": "2026-11-01T09:00:02Z"}), "id")
+	w.call = str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls",
+		map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "q3", "range": "A1:F200"}, "callId": "call_1", "at": "2026-11-01T09:00:03Z"}), "id")
+	return w
+}

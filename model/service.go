@@ -1,0 +1,241 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// NewConversation creates a conversation with its root branch `main`.
+type NewConversation struct {
+	Title string
+	At    *time.Time
+}
+
+// NewParticipant adds a participant to a conversation.
+type NewParticipant struct {
+	ConversationID string
+	Kind           string
+	Name           string
+	Provider       string
+	Model          string
+	At             *time.Time
+}
+
+// NewBranch forks a branch after a message of its parent's lineage.
+type NewBranch struct {
+	ConversationID     string
+	ParentBranchID     string
+	ForkAfterMessageID string
+	Name               string
+	At                 *time.Time
+}
+
+// NewMessage appends a message to a branch. Without ParentMessageIDs it replies to the
+// latest message of the branch's lineage.
+type NewMessage struct {
+	BranchID         string
+	Role             string
+	Content          string
+	ParticipantID    string
+	RunID            string
+	ParentMessageIDs []string
+	Visibility       string
+	At               *time.Time
+}
+
+// NewRun starts a model run on a branch.
+type NewRun struct {
+	BranchID         string
+	ParticipantID    string
+	RuntimeKind      string
+	TriggerMessageID string
+	ParentRunID      string
+	Provider         string
+	Model            string
+	At               *time.Time
+}
+
+// RunEnd finishes a running run.
+type RunEnd struct {
+	RunID  string
+	Status string
+	At     *time.Time
+}
+
+// NewToolCall records a call a model requested.
+type NewToolCall struct {
+	RunID     string
+	Tool      string
+	Arguments json.RawMessage
+	CallID    string
+	RetryOf   string
+	At        *time.Time
+}
+
+// ToolResult records a tool call's outcome; the raw arguments and result are captured whole
+// in a new artifact before anything derived from them is made.
+type ToolResult struct {
+	ToolCallID             string
+	Status                 string
+	Result                 json.RawMessage
+	Error                  *ToolError
+	Retryable              bool
+	PrivacyClass           string
+	Visibility             string
+	SharedWithParticipants []string
+	ToolVersion            string
+	Memories               []NewMemory
+	At                     *time.Time
+}
+
+// ToolResultRecorded answers a recorded tool result.
+type ToolResultRecorded struct {
+	ArtifactID string   `json:"artifactId"`
+	MemoryIDs  []string `json:"memoryIds"`
+}
+
+// NewMemory derives a memory from one or more artifacts. Owner, branch and visibility come
+// from the sources; privacy is the most restrictive of theirs unless named.
+type NewMemory struct {
+	DerivedFrom            []string
+	Locators               map[string]string
+	Summary                string
+	Data                   json.RawMessage
+	SafeSummary            string
+	Confidence             *float64
+	ConfidenceSource       string
+	Rationale              string
+	Limitations            string
+	FreshnessClass         string
+	ObservedAt             *time.Time
+	StaleAfter             *time.Time
+	RevalidateWith         []string
+	Supersedes             []string
+	ConflictsWith          []string
+	PrivacyClass           string
+	Visibility             string
+	SharedWithParticipants []string
+	PromotionPolicy        string
+	At                     *time.Time
+}
+
+// NewSkillState records the skills visible to a run.
+type NewSkillState struct {
+	RunID          string
+	LoadedSkills   []string
+	ActiveProfiles []string
+	DirectTools    []string
+	At             *time.Time
+}
+
+// NewCheckpoint records resumable state of a run.
+type NewCheckpoint struct {
+	RunID      string
+	State      json.RawMessage
+	AssemblyID string
+	At         *time.Time
+}
+
+// NewPromotion promotes a child run's tool calls (with their artifacts) and memories to its
+// parent run, with a report for the parent.
+type NewPromotion struct {
+	RunID       string
+	ToolCallIDs []string
+	MemoryIDs   []string
+	ArtifactIDs []string
+	Report      string
+	At          *time.Time
+}
+
+// ExecutionGraph writes and reads the execution graph of one account. Every method is
+// scoped to accountID: ids of other accounts answer KindNotFound exactly like ids that do
+// not exist. Unless noted, methods return KindInvalid for input that contradicts the graph
+// (naming the field), KindNotFound for unknown ids, KindUnavailable when the database cannot
+// be reached and KindInternal otherwise. Each write is one transaction.
+type ExecutionGraph interface {
+	// CreateConversation creates a conversation and its root branch `main`.
+	CreateConversation(ctx context.Context, accountID string, in NewConversation) (Conversation, error)
+	// Conversation reads a conversation with its branches and participants.
+	Conversation(ctx context.Context, accountID, id string) (Conversation, error)
+	// DeleteConversation deletes a conversation and everything under it, blobs included.
+	DeleteConversation(ctx context.Context, accountID, id string) error
+	// AddParticipant adds a participant to a conversation.
+	AddParticipant(ctx context.Context, accountID string, in NewParticipant) (Participant, error)
+	// ForkBranch forks a branch after a message of the parent's lineage.
+	ForkBranch(ctx context.Context, accountID string, in NewBranch) (Branch, error)
+	// AppendMessage appends a message to a branch.
+	AppendMessage(ctx context.Context, accountID string, in NewMessage) (Message, error)
+	// History reads the user-facing transcript of a branch's lineage.
+	History(ctx context.Context, accountID, branchID string) (History, error)
+	// StartRun starts a run on a branch.
+	StartRun(ctx context.Context, accountID string, in NewRun) (Run, error)
+	// Run reads a run.
+	Run(ctx context.Context, accountID, id string) (Run, error)
+	// FinishRun ends a running run; KindConflict when it has already ended.
+	FinishRun(ctx context.Context, accountID string, in RunEnd) (Run, error)
+	// RequestToolCall records a tool call requested by a run.
+	RequestToolCall(ctx context.Context, accountID string, in NewToolCall) (ToolCall, error)
+	// ToolCall reads a tool call.
+	ToolCall(ctx context.Context, accountID, id string) (ToolCall, error)
+	// RecordToolResult captures a tool call's outcome as an artifact, with optional memories;
+	// KindConflict when the call already has a final outcome.
+	RecordToolResult(ctx context.Context, accountID string, in ToolResult) (ToolResultRecorded, error)
+	// DeriveMemory derives a memory from artifacts.
+	DeriveMemory(ctx context.Context, accountID string, in NewMemory) (Memory, error)
+	// Memory reads a memory with its provenance and supersession links.
+	Memory(ctx context.Context, accountID, id string) (Memory, error)
+	// Artifact reads an artifact's metadata.
+	Artifact(ctx context.Context, accountID, id string) (Artifact, error)
+	// ArtifactRaw reads an artifact's exact payloads, verified against their hashes
+	// (KindInternal when a payload does not match its hash).
+	ArtifactRaw(ctx context.Context, accountID, id string) (ArtifactRaw, error)
+	// DeleteArtifact removes an artifact and its raw payloads; derived memories remain with
+	// broken provenance.
+	DeleteArtifact(ctx context.Context, accountID, id string) error
+	// RecordSkills records the skill state of a run.
+	RecordSkills(ctx context.Context, accountID string, in NewSkillState) (SkillState, error)
+	// RecordCheckpoint records a checkpoint of a run.
+	RecordCheckpoint(ctx context.Context, accountID string, in NewCheckpoint) (Checkpoint, error)
+	// Promote promotes a child run's work to its parent run; KindInvalid when the run has no
+	// parent.
+	Promote(ctx context.Context, accountID string, in NewPromotion) (Promotion, error)
+}
+
+// IdempotentResponse is the first response given to a write that carried an
+// Idempotency-Key, kept so that a retry gets it again.
+type IdempotentResponse struct {
+	RequestHash string
+	Status      int
+	Body        []byte
+}
+
+// IdempotencyStore keeps the first response of each keyed write.
+type IdempotencyStore interface {
+	// ClaimIdempotencyKey reserves key for a request; it returns the stored response and
+	// true when the key was already completed, KindConflict when a request with the key is
+	// still in flight.
+	ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (IdempotentResponse, bool, error)
+	// CompleteIdempotencyKey stores the response of the request that claimed key.
+	CompleteIdempotencyKey(ctx context.Context, accountID, key string, resp IdempotentResponse) error
+	// ReleaseIdempotencyKey frees a key whose request failed, so that a retry runs again.
+	ReleaseIdempotencyKey(ctx context.Context, accountID, key string) error
+}
+
+// BlobStore keeps large raw payloads outside the graph, named by their sha256.
+type BlobStore interface {
+	// Put stores data and returns its reference ("sha256:<hex>"); storing the same bytes
+	// twice is a no-op.
+	Put(ctx context.Context, data []byte) (string, error)
+	// Get reads the payload of ref and verifies its hash (KindInternal on mismatch,
+	// KindNotFound when missing).
+	Get(ctx context.Context, ref string) ([]byte, error)
+	// Delete removes the payload of ref; a missing payload is not an error.
+	Delete(ctx context.Context, ref string) error
+}
+
+// Pinger reports whether the database answers.
+type Pinger interface {
+	// Ping returns KindUnavailable when the database does not answer.
+	Ping(ctx context.Context) error
+}

@@ -1,0 +1,296 @@
+// Package model holds ctxgraph's domain: the execution graph's records, the inputs that
+// create them, the service interfaces the stores implement and the error type. It imports
+// no web framework, logger, validator or database driver.
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Enumerations of DESIGN §2 and §3. Their values are part of the REST contract.
+var (
+	ParticipantKinds   = []string{"model", "persona", "subagent"}
+	MessageRoles       = []string{"user", "assistant", "system"}
+	RuntimeKinds       = []string{"chat", "multi_model", "discussion", "subagent", "parent_resume", "scheduled", "branch_submission"}
+	RunEndStatuses     = []string{"completed", "failed", "timed_out"}
+	ToolResultStatuses = []string{"succeeded", "failed", "deferred", "pending", "cancelled"}
+	Visibilities       = []string{"participant", "branch", "conversation", "audit"}
+	FreshnessClasses   = []string{"volatile", "session", "bounded", "durable", "permanent"}
+	// PrivacyClasses lists the classes in order of restriction, least first. A class outside
+	// this list is accepted and treated as the most restrictive of all (fail closed).
+	PrivacyClasses = []string{"public", "internal", "user_private", "oauth_derived", "google_derived", "secret"}
+)
+
+// Defaults applied when a write leaves the field out.
+const (
+	DefaultArtifactVisibility = "participant"
+	DefaultMessageVisibility  = "branch"
+	DefaultPrivacyClass       = "user_private"
+	DefaultFreshnessClass     = "bounded"
+	RunStatusRunning          = "running"
+	ToolCallPending           = "pending"
+	MemoryKindTool            = "tool"
+	MemoryKindReport          = "promoted_report"
+)
+
+// PrivacyRank orders privacy classes by restriction; unknown classes rank above every known
+// one, so that combining them keeps the unknown (and therefore restricted) class.
+func PrivacyRank(class string) int {
+	for i, c := range PrivacyClasses {
+		if c == class {
+			return i
+		}
+	}
+	return len(PrivacyClasses)
+}
+
+// VisibilityRank orders visibilities from the widest to the narrowest audience.
+func VisibilityRank(v string) int {
+	switch v {
+	case "conversation":
+		return 0
+	case "branch":
+		return 1
+	case "participant":
+		return 2
+	default:
+		return 3
+	}
+}
+
+// Contains reports whether values holds v.
+func Contains(values []string, v string) bool {
+	for _, x := range values {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Stamp is the bi-temporal pair every record carries: when it happened (event time, given by
+// the client as `at`) and when ctxgraph learned of it.
+type Stamp struct {
+	CreatedAt  time.Time `json:"createdAt"`
+	RecordedAt time.Time `json:"recordedAt"`
+}
+
+// Conversation is a chat owned by an account, with its branches and participants.
+type Conversation struct {
+	ID           string        `json:"id"`
+	Title        string        `json:"title"`
+	BranchID     string        `json:"branchId"`
+	Branches     []Branch      `json:"branches"`
+	Participants []Participant `json:"participants"`
+	Stamp
+}
+
+// Branch is an ordered path through a conversation; a fork inherits its parent's records up
+// to and including the message it was forked after.
+type Branch struct {
+	ID                 string `json:"id"`
+	ConversationID     string `json:"conversationId"`
+	Name               string `json:"name"`
+	ParentBranchID     string `json:"parentBranchId,omitempty"`
+	ForkAfterMessageID string `json:"forkAfterMessageId,omitempty"`
+	ForkAfterSeq       int64  `json:"forkAfterSeq,omitempty"`
+	Stamp
+}
+
+// Participant is a model configuration, persona or subagent taking part in a conversation.
+type Participant struct {
+	ID             string `json:"id"`
+	ConversationID string `json:"conversationId"`
+	Kind           string `json:"kind"`
+	Name           string `json:"name"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model"`
+	Stamp
+}
+
+// Message is one turn of user-facing history.
+type Message struct {
+	ID               string   `json:"id"`
+	ConversationID   string   `json:"conversationId"`
+	BranchID         string   `json:"branchId"`
+	Seq              int64    `json:"seq"`
+	Role             string   `json:"role"`
+	Content          string   `json:"content"`
+	ParticipantID    string   `json:"participantId,omitempty"`
+	RunID            string   `json:"runId,omitempty"`
+	ParentMessageIDs []string `json:"parentMessageIds"`
+	Visibility       string   `json:"visibility"`
+	Stamp
+}
+
+// Run is one generation attempt of a participant (a ModelRun node).
+type Run struct {
+	ID               string     `json:"id"`
+	ConversationID   string     `json:"conversationId"`
+	BranchID         string     `json:"branchId"`
+	Seq              int64      `json:"seq"`
+	ParticipantID    string     `json:"participantId"`
+	RuntimeKind      string     `json:"runtimeKind"`
+	Status           string     `json:"status"`
+	Provider         string     `json:"provider"`
+	Model            string     `json:"model"`
+	TriggerMessageID string     `json:"triggerMessageId,omitempty"`
+	ParentRunID      string     `json:"parentRunId,omitempty"`
+	StartedAt        time.Time  `json:"startedAt"`
+	EndedAt          *time.Time `json:"endedAt,omitempty"`
+	RecordedAt       time.Time  `json:"recordedAt"`
+}
+
+// ToolError is a failed tool execution's error, kept exactly as reported.
+type ToolError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ToolCall is a function call a model asked for, with its current status.
+type ToolCall struct {
+	ID             string          `json:"id"`
+	ConversationID string          `json:"conversationId"`
+	BranchID       string          `json:"branchId"`
+	RunID          string          `json:"runId"`
+	Seq            int64           `json:"seq"`
+	CallID         string          `json:"callId"`
+	Tool           string          `json:"tool"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Status         string          `json:"status"`
+	Retryable      bool            `json:"retryable"`
+	RetryOf        string          `json:"retryOf,omitempty"`
+	Error          *ToolError      `json:"error,omitempty"`
+	ArtifactIDs    []string        `json:"artifactIds,omitempty"`
+	Stamp
+}
+
+// Artifact is the raw, durable record of one tool execution (a ToolArtifact node), without
+// its payloads: those are read through ArtifactRaw.
+type Artifact struct {
+	ID                     string     `json:"id"`
+	ConversationID         string     `json:"conversationId"`
+	BranchID               string     `json:"branchId"`
+	ToolCallID             string     `json:"toolCallId"`
+	Seq                    int64      `json:"seq"`
+	Tool                   string     `json:"tool"`
+	Status                 string     `json:"status"`
+	Error                  *ToolError `json:"error,omitempty"`
+	ArgsSha256             string     `json:"argsSha256"`
+	ArgsBytes              int64      `json:"argsBytes"`
+	ArgsRef                string     `json:"argsRef,omitempty"`
+	ResultSha256           string     `json:"resultSha256"`
+	ResultBytes            int64      `json:"resultBytes"`
+	ResultRef              string     `json:"resultRef,omitempty"`
+	PrivacyClass           string     `json:"privacyClass"`
+	Visibility             string     `json:"visibility"`
+	SharedWithParticipants []string   `json:"sharedWithParticipants"`
+	OwnerParticipantID     string     `json:"ownerParticipantId"`
+	OwnerRunID             string     `json:"ownerRunId"`
+	RuntimeKind            string     `json:"runtimeKind"`
+	ToolVersion            string     `json:"toolVersion,omitempty"`
+	ActiveSkills           []string   `json:"activeSkills"`
+	Promoted               bool       `json:"promoted"`
+	Stamp
+}
+
+// ArtifactRaw is an artifact's exact captured payloads, verified against their hashes.
+type ArtifactRaw struct {
+	ArtifactID string          `json:"artifactId"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *ToolError      `json:"error,omitempty"`
+}
+
+// Memory is a compact, model-facing record derived from artifacts (a ToolMemory node). A
+// promoted child report is a memory of kind promoted_report.
+type Memory struct {
+	ID                     string          `json:"id"`
+	ConversationID         string          `json:"conversationId"`
+	BranchID               string          `json:"branchId"`
+	Seq                    int64           `json:"seq"`
+	Kind                   string          `json:"kind"`
+	Summary                string          `json:"summary"`
+	Data                   json.RawMessage `json:"data,omitempty"`
+	SafeSummary            string          `json:"safeSummary,omitempty"`
+	Confidence             *float64        `json:"confidence,omitempty"`
+	ConfidenceSource       string          `json:"confidenceSource,omitempty"`
+	Rationale              string          `json:"rationale,omitempty"`
+	Limitations            string          `json:"limitations,omitempty"`
+	PrivacyClass           string          `json:"privacyClass"`
+	FreshnessClass         string          `json:"freshnessClass"`
+	ObservedAt             time.Time       `json:"observedAt"`
+	StaleAfter             *time.Time      `json:"staleAfter,omitempty"`
+	RevalidateWith         []string        `json:"revalidateWith"`
+	ProvenanceLocators     []string        `json:"provenanceLocators"`
+	ResolutionStatus       string          `json:"resolutionStatus"`
+	RepairAttempts         int64           `json:"repairAttempts"`
+	PromotionPolicy        string          `json:"promotionPolicy,omitempty"`
+	Visibility             string          `json:"visibility"`
+	SharedWithParticipants []string        `json:"sharedWithParticipants"`
+	OwnerParticipantID     string          `json:"ownerParticipantId"`
+	OwnerRunID             string          `json:"ownerRunId"`
+	DerivedFrom            []string        `json:"derivedFrom"`
+	ProvenanceBroken       bool            `json:"provenanceBroken"`
+	Supersedes             []string        `json:"supersedes"`
+	SupersededBy           []string        `json:"supersededBy"`
+	ConflictsWith          []string        `json:"conflictsWith"`
+	Promoted               bool            `json:"promoted"`
+	Stamp
+}
+
+// SkillState is the skills, profiles and direct tools visible to a run.
+type SkillState struct {
+	ID             string   `json:"id"`
+	RunID          string   `json:"runId"`
+	Seq            int64    `json:"seq"`
+	LoadedSkills   []string `json:"loadedSkills"`
+	ActiveProfiles []string `json:"activeProfiles"`
+	DirectTools    []string `json:"directTools"`
+	Stamp
+}
+
+// Checkpoint is resumable runtime state recorded between action boundaries.
+type Checkpoint struct {
+	ID         string          `json:"id"`
+	RunID      string          `json:"runId"`
+	Seq        int64           `json:"seq"`
+	State      json.RawMessage `json:"state"`
+	AssemblyID string          `json:"assemblyId,omitempty"`
+	Stamp
+}
+
+// Promotion is the result of promoting a child run's work to its parent.
+type Promotion struct {
+	ReportID          string   `json:"reportId"`
+	ParentRunID       string   `json:"parentRunId"`
+	PromotedArtifacts []string `json:"promotedArtifactIds"`
+	PromotedMemories  []string `json:"promotedMemoryIds"`
+	PromotedToolCalls []string `json:"promotedToolCallIds"`
+}
+
+// HistoryItem is one entry of the user-facing transcript: a message, or a compact card for a
+// tool call (tool, status and error code only, never its arguments or result).
+type HistoryItem struct {
+	Type            string    `json:"type"`
+	ID              string    `json:"id"`
+	BranchID        string    `json:"branchId"`
+	Seq             int64     `json:"seq"`
+	Role            string    `json:"role,omitempty"`
+	Content         string    `json:"content,omitempty"`
+	ParticipantID   string    `json:"participantId,omitempty"`
+	ParticipantName string    `json:"participantName,omitempty"`
+	RunID           string    `json:"runId,omitempty"`
+	Tool            string    `json:"tool,omitempty"`
+	Status          string    `json:"status,omitempty"`
+	ErrorCode       string    `json:"errorCode,omitempty"`
+	CreatedAt       time.Time `json:"createdAt"`
+}
+
+// History is the transcript of a branch's lineage, oldest first.
+type History struct {
+	BranchID string        `json:"branchId"`
+	Lineage  []string      `json:"lineage"`
+	Items    []HistoryItem `json:"items"`
+}
