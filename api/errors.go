@@ -30,7 +30,6 @@ var codeOfStatus = map[int]string{
 	http.StatusMethodNotAllowed:      "method_not_allowed",
 	http.StatusConflict:              "conflict",
 	http.StatusRequestEntityTooLarge: "too_large",
-	http.StatusUnsupportedMediaType:  "unsupported_media_type",
 	http.StatusServiceUnavailable:    "unavailable",
 	http.StatusInternalServerError:   "internal",
 }

@@ -79,6 +79,9 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if replay {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
+			if len(stored.Body) == 0 {
+				return c.NoContent(stored.Status)
+			}
 			return c.JSONBlob(stored.Status, stored.Body)
 		}
 		rec := &recordingWriter{ResponseWriter: c.Response().Writer}

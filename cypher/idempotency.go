@@ -4,9 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
+
+// staleClaim is how long a claimed key may stay pending before a retry takes it over: longer
+// than any request runs, so a live request is never overtaken.
+const staleClaim = 2 * time.Minute
 
 // idempotencyID scopes a client's key to its account.
 func idempotencyID(accountID, key string) string {
@@ -21,7 +26,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 	return writeTxPair(ctx, s, func(t *tx) (model.IdempotentResponse, bool, error) {
 		rec, err := t.one("ClaimIdempotencyKey", map[string]any{
 			"id": idempotencyID(accountID, key), "accountId": accountID, "requestHash": requestHash,
-			"claim": claim, "now": s.Now(),
+			"claim": claim, "now": s.Now(), "staleBefore": s.Now().Add(-staleClaim),
 		})
 		if err != nil {
 			return model.IdempotentResponse{}, false, err

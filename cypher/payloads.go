@@ -60,3 +60,15 @@ func (s *Store) restore(ctx context.Context, p props, inlineKey, refKey, shaKey 
 	}
 	return raw, nil
 }
+
+// forgetPayloadOnFailure removes the blob a failed write stored, unless another record holds
+// the same content, so that a failed request leaves no payload behind. It returns err.
+func (s *Store) forgetPayloadOnFailure(ctx context.Context, err error, p payload) error {
+	if err == nil {
+		return nil
+	}
+	if ref, ok := p.ref.(string); ok {
+		_ = s.dropUnreferencedBlobs(ctx, []string{ref})
+	}
+	return err
+}

@@ -18,7 +18,7 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 	if callID == "" {
 		callID = id
 	}
-	return writeTx(ctx, s, func(t *tx) (model.ToolCall, error) {
+	call, err := writeTx(ctx, s, func(t *tx) (model.ToolCall, error) {
 		run, err := t.require(accountID, "ModelRun", "", in.RunID)
 		if err != nil {
 			return model.ToolCall{}, err
@@ -55,6 +55,7 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 		call.Arguments = in.Arguments
 		return call, nil
 	})
+	return call, s.forgetPayloadOnFailure(ctx, err, args)
 }
 
 // ToolCall reads a tool call with its exact arguments.
@@ -102,7 +103,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 	if in.Error != nil {
 		errCode, errMessage = in.Error.Code, in.Error.Message
 	}
-	return writeTx(ctx, s, func(t *tx) (model.ToolResultRecorded, error) {
+	out, err := writeTx(ctx, s, func(t *tx) (model.ToolResultRecorded, error) {
 		call, err := t.require(accountID, "ToolCall", "", in.ToolCallID)
 		if err != nil {
 			return model.ToolResultRecorded{}, err
@@ -146,6 +147,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		}
 		return out, nil
 	})
+	return out, s.forgetPayloadOnFailure(ctx, err, result)
 }
 
 func toolCallOf(p props) model.ToolCall {

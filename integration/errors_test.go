@@ -2,9 +2,14 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -156,11 +161,19 @@ func TestFailureHalfWayThroughAWriteWritesNothing(t *testing.T) {
 	armed.Lock()
 	fail = true
 	armed.Unlock()
-	h.expectError(h.call("POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": "rows",
+	// The result is large enough for the blob store: the failed write must not leave it there.
+	bigResult := strings.Repeat("row-only-in-this-failed-write,", 3000)
+	h.expectError(h.call("POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": bigResult,
 		"memories": []map[string]any{{"summary": "derived"}}}), 500, "internal", "")
 	call := h.must(200, "GET", "/v1/tool-calls/"+w.call, nil)
 	if str(call, "status") != "pending" || call["artifactIds"] != nil {
 		t.Fatalf("got call %v after the failed write, want pending with no artifact", call)
+	}
+	resultJSON, _ := json.Marshal(bigResult)
+	sum := sha256.Sum256(resultJSON)
+	hexSum := hex.EncodeToString(sum[:])
+	if _, err := os.Stat(filepath.Join(blobDir, hexSum[:2], hexSum)); !os.IsNotExist(err) {
+		t.Errorf("the failed write left its blob %s on disk (stat: %v)", hexSum, err)
 	}
 	armed.Lock()
 	fail = false
