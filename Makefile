@@ -22,7 +22,7 @@ vet:
 test: vet
 	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
 		scripts/neo4j-local start; \
-		export NEO4J_URI="$(LOCAL_BOLT)"; \
+		export NEO4J_URI="$(LOCAL_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
 	fi; \
 	go test -count=1 ./...
 

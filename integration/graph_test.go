@@ -332,3 +332,11 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+func TestOpenAPIIsServed(t *testing.T) {
+	h := newHarness(t)
+	r := h.callAs("", "GET", "/openapi.yaml", nil)
+	if r.status != 200 || !bytes.HasPrefix(r.body, []byte("openapi: 3.1")) {
+		t.Fatalf("got %d %.40q, want 200 and the OpenAPI 3.1 document", r.status, r.body)
+	}
+}
