@@ -5,6 +5,7 @@ package api
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"time"
@@ -28,6 +29,8 @@ type Config struct {
 	Graph       model.ExecutionGraph
 	Idempotency model.IdempotencyStore
 	Health      model.Pinger
+	Assembler   model.ContextAssembler
+	Assemblies  model.AssemblyGraph
 	// Keys maps each API key to the account it belongs to.
 	Keys    map[string]string
 	Log     *zap.Logger
@@ -36,19 +39,22 @@ type Config struct {
 
 // Server is the HTTP API.
 type Server struct {
-	echo     *echo.Echo
-	graph    model.ExecutionGraph
-	idem     model.IdempotencyStore
-	health   model.Pinger
-	keys     map[string]string
-	log      *zap.Logger
-	validate *validator.Validate
+	echo       *echo.Echo
+	graph      model.ExecutionGraph
+	idem       model.IdempotencyStore
+	health     model.Pinger
+	assembler  model.ContextAssembler
+	assemblies model.AssemblyGraph
+	keys       map[string]string
+	log        *zap.Logger
+	validate   *validator.Validate
 }
 
 // New builds the server and registers every route.
 func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
+		assembler: cfg.Assembler, assemblies: cfg.Assemblies,
 		log: cfg.Log, validate: newValidator(),
 	}
 	if s.log == nil {
@@ -65,6 +71,7 @@ func New(cfg Config) *Server {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.JSONSerializer = jsonSerializer{}
 	e.Use(middleware.RequestID())
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
@@ -99,6 +106,11 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/artifacts/:id", s.readArtifact)
 	v1(http.MethodGet, "/artifacts/:id/raw", s.readArtifactRaw)
 	v1(http.MethodDelete, "/artifacts/:id", s.deleteArtifact)
+	v1(http.MethodPost, "/assemblies", s.assemble)
+	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
+	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
+	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
+	v1(http.MethodGet, "/policies", s.policies)
 	return s
 }
 
@@ -132,4 +144,23 @@ func (s *Server) readyz(c echo.Context) error {
 
 func (s *Server) openapi(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", openAPISpec)
+}
+
+// jsonSerializer writes JSON without HTML escaping: assembled prompts and tool payloads keep
+// `&`, `<` and `>` as they are, exactly as a client sent them.
+type jsonSerializer struct{}
+
+// Serialize writes i as JSON.
+func (jsonSerializer) Serialize(c echo.Context, i any, indent string) error {
+	enc := json.NewEncoder(c.Response())
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	return enc.Encode(i)
+}
+
+// Deserialize is unused: handlers bind bodies themselves (see bind).
+func (jsonSerializer) Deserialize(c echo.Context, i any) error {
+	return json.NewDecoder(c.Request().Body).Decode(i)
 }

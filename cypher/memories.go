@@ -198,7 +198,7 @@ func memoryOf(p props) model.Memory {
 		SharedWithParticipants: p.strs("sharedWithParticipants"), OwnerParticipantID: p.str("ownerParticipantId"),
 		OwnerRunID: p.str("ownerRunId"), DerivedFrom: p.strs("sourceArtifactIds"), ProvenanceBroken: p.boolean("provenanceBroken"),
 		Supersedes: []string{}, SupersededBy: []string{}, ConflictsWith: []string{}, Promoted: p.boolean("promoted"),
-		Stamp: stampOf(p),
+		PromotedToRunID: p.str("promotedToRunId"), Stamp: stampOf(p),
 	}
 }
 

@@ -60,6 +60,10 @@ func (s *Store) AppendMessage(ctx context.Context, accountID string, in model.Ne
 				parents = []string{strValue(latest, "id")}
 			}
 		}
+		speaker := ""
+		if participantID != "" && in.Role == "assistant" {
+			speaker = model.ChatName(refs[participantID].Props.str("name"))
+		}
 		visibility := in.Visibility
 		if visibility == "" {
 			visibility = model.DefaultMessageVisibility
@@ -68,6 +72,7 @@ func (s *Store) AppendMessage(ctx context.Context, accountID string, in model.Ne
 			"id": newID("msg"), "accountId": accountID, "branchId": in.BranchID, "role": in.Role, "content": in.Content,
 			"participantId": nullable(participantID), "runId": nullable(in.RunID), "parentMessageIds": parents,
 			"visibility": visibility, "createdAt": createdAt, "recordedAt": recordedAt,
+			"baselineTokens": t.store.baselineTokens(in.Role, in.Content, speaker),
 		})
 		if err != nil {
 			return model.Message{}, err

@@ -79,8 +79,8 @@ func (t *tx) locateAssembly(accountID, id string) (string, error) {
 }
 
 // Promote promotes a child run's tool calls (their artifacts) and memories to its parent
-// run: they become visible to the parent's participant, and a report memory owned by the
-// parent run records what was promoted.
+// run: they become visible to the parent's participant from the promotion on, and a report
+// memory owned by the parent run records what was promoted.
 func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromotion) (model.Promotion, error) {
 	return writeTx(ctx, s, func(t *tx) (model.Promotion, error) {
 		child, err := t.require(accountID, "ModelRun", "", in.RunID)
@@ -143,8 +143,10 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 		if privacy == "" {
 			privacy = model.DefaultPrivacyClass
 		}
+		createdAt, recordedAt := s.stamps(in.At)
 		parent, err := t.one("PromoteToParent", map[string]any{
 			"runId": in.RunID, "accountId": accountID, "artifactIds": artifactIDs, "memoryIds": orEmpty(in.MemoryIDs),
+			"recordedAt": recordedAt,
 		})
 		if err != nil {
 			return model.Promotion{}, err
@@ -156,7 +158,6 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 		if report == "" {
 			report = fmt.Sprintf("Promoted %d tool results and %d memories from child run %s.", len(artifactIDs), len(in.MemoryIDs), in.RunID)
 		}
-		createdAt, recordedAt := s.stamps(in.At)
 		p := nodeProps(parent, "parent")
 		rec, err := t.one("CreateReport", map[string]any{
 			"id": newID("mem"), "accountId": accountID, "parentRunId": p.str("id"), "childRunId": in.RunID,

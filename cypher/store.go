@@ -39,6 +39,9 @@ type Store struct {
 	InlineLimit int
 	// Now is the clock that stamps recordedAt; tests replace it.
 	Now func() time.Time
+	// Tokens counts the tokens of each record as naive history replay would send it, so that
+	// an assembly's baseline is a sum, not a re-read of every raw payload. Nil counts zero.
+	Tokens model.TokenCounter
 	// AfterStatement, when set, runs after every statement of a write transaction and can
 	// fail it. Tests use it to inject a failure half-way through a multi-node write.
 	AfterStatement func(query string) error
@@ -212,4 +215,17 @@ func translate(err error) error {
 // (schema commands, SHOW).
 func neo4jSessionConfig(database string) neo4j.SessionConfig {
 	return neo4j.SessionConfig{DatabaseName: database, AccessMode: neo4j.AccessModeWrite}
+}
+
+// baselineTokens is the cost of one record in naive history replay: one chat message with
+// the record's role, text and speaker name, counted like an assembled message.
+func (s *Store) baselineTokens(role, text, name string) int64 {
+	if s.Tokens == nil {
+		return 0
+	}
+	n := 3 + s.Tokens.Count(role) + s.Tokens.Count(text)
+	if name != "" {
+		n += s.Tokens.Count(name) + 1
+	}
+	return int64(n)
 }

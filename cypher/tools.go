@@ -44,6 +44,7 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 			"id": id, "accountId": accountID, "runId": in.RunID, "callId": callID, "tool": in.Tool,
 			"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
 			"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
+			"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
 		})
 		if err != nil {
 			return model.ToolCall{}, err
@@ -103,6 +104,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 	if in.Error != nil {
 		errCode, errMessage = in.Error.Code, in.Error.Message
 	}
+	baseline := s.baselineTokens("tool", model.BaselineToolResultText(string(in.Result), in.Error), "")
 	out, err := writeTx(ctx, s, func(t *tx) (model.ToolResultRecorded, error) {
 		call, err := t.require(accountID, "ToolCall", "", in.ToolCallID)
 		if err != nil {
@@ -126,6 +128,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 			"result": result.inline, "resultRef": result.ref, "resultSha256": result.sha256, "resultBytes": result.bytes,
 			"privacyClass": privacy, "visibility": visibility, "sharedWithParticipants": orEmpty(in.SharedWithParticipants),
 			"toolVersion": nullable(in.ToolVersion), "createdAt": createdAt, "recordedAt": recordedAt,
+			"baselineTokens": baseline,
 		})
 		if err != nil {
 			return model.ToolResultRecorded{}, err

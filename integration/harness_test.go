@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/integration/neo4jtest"
@@ -86,6 +87,7 @@ func openStoreAt(uri, dir string) *cypher.Store {
 	if err != nil {
 		panic(err)
 	}
+	s.Tokens = assembly.MustTokenizer("o200k_base")
 	return s
 }
 
@@ -113,6 +115,7 @@ func newHarnessWith(t *testing.T, store *cypher.Store, maxBody string) *harness 
 	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8)}
 	h.srv = api.New(api.Config{
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
+		Assembler: assembly.NewService(store), Assemblies: store,
 		Keys: map[string]string{h.key: "acct-" + randomHex(6), h.otherKey: "other-" + randomHex(6)},
 	})
 	return h

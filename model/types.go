@@ -237,6 +237,7 @@ type Memory struct {
 	SupersededBy           []string        `json:"supersededBy"`
 	ConflictsWith          []string        `json:"conflictsWith"`
 	Promoted               bool            `json:"promoted"`
+	PromotedToRunID        string          `json:"promotedToRunId,omitempty"`
 	Stamp
 }
 

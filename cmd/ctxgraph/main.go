@@ -1,4 +1,5 @@
 // Command ctxgraph serves the ctxgraph REST API over a Neo4j execution graph.
+// `ctxgraph scenario [files]` plays scenario files against a running server instead.
 //
 // Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
 // NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
@@ -23,12 +24,20 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "scenario" {
+		if err := runScenarios(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "ctxgraph scenario:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	m := &Main{}
 	if err := m.ParseEnv(os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "ctxgraph:", err)
@@ -140,10 +149,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.store, err = cypher.Open(m.Neo4j, blobs); err != nil {
 		return err
 	}
+	m.store.Tokens = assembly.MustTokenizer("o200k_base")
 	if err := m.migrate(ctx, time.Minute); err != nil {
 		return err
 	}
-	srv := api.New(api.Config{Graph: m.store, Idempotency: m.store, Health: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody})
+	srv := api.New(api.Config{
+		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: assembly.NewService(m.store), Assemblies: m.store,
+		Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
+	})
 	m.server = &http.Server{Addr: m.Addr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {

@@ -6,7 +6,7 @@ SET b.seq = b.seq + 1
 WITH b, b.seq AS seq
 CREATE (m:Message {id: $id, accountId: $accountId, conversationId: b.conversationId, branchId: b.id, seq: seq,
                    role: $role, content: $content, participantId: $participantId, runId: $runId,
-                   parentMessageIds: $parentMessageIds, visibility: $visibility,
+                   parentMessageIds: $parentMessageIds, visibility: $visibility, baselineTokens: $baselineTokens,
                    createdAt: $createdAt, recordedAt: $recordedAt})
 CREATE (b)-[:HAS_MESSAGE]->(m)
 WITH m

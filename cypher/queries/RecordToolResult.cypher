@@ -19,6 +19,7 @@ CREATE (a:ToolArtifact {id: $id, accountId: $accountId, conversationId: t.conver
                         toolCallId: t.id, tool: t.tool, status: $status, errorCode: $errorCode, errorMessage: $errorMessage,
                         args: t.arguments, argsRef: t.argumentsRef, argsSha256: t.argumentsSha256, argsBytes: t.argumentsBytes,
                         result: $result, resultRef: $resultRef, resultSha256: $resultSha256, resultBytes: $resultBytes,
+                        baselineTokens: $baselineTokens, retryable: $retryable,
                         privacyClass: $privacyClass, visibility: $visibility, sharedWithParticipants: $sharedWithParticipants,
                         ownerParticipantId: r.participantId, ownerRunId: r.id, runtimeKind: r.runtimeKind,
                         toolVersion: $toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,

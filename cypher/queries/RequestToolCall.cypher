@@ -9,7 +9,7 @@ WITH r, b, b.seq AS seq
 CREATE (t:ToolCall {id: $id, accountId: $accountId, conversationId: r.conversationId, branchId: b.id, seq: seq,
                     runId: r.id, participantId: r.participantId, callId: $callId, tool: $tool,
                     arguments: $arguments, argumentsRef: $argumentsRef, argumentsSha256: $argumentsSha256,
-                    argumentsBytes: $argumentsBytes, status: 'pending', retryable: false, retryOf: $retryOf,
+                    argumentsBytes: $argumentsBytes, baselineTokens: $baselineTokens, status: 'pending', retryable: false, retryOf: $retryOf,
                     createdAt: $createdAt, recordedAt: $recordedAt})
 CREATE (r)-[:REQUESTED]->(t)
 RETURN t

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+func (s *Server) assemble(c echo.Context) error {
+	var req assemblyRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	in := model.AssemblyRequest{
+		BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
+		Provider: req.Provider, Model: req.Model, TokenBudget: req.TokenBudget, ExactArtifactIDs: req.ExactArtifactIDs,
+		PolicyVersion: req.PolicyVersion, Trace: req.Trace,
+	}
+	if t := timeOf(req.Now); t != nil {
+		in.Now = *t
+	}
+	if t := timeOf(req.AsOf); t != nil {
+		in.AsOf = *t
+	}
+	if in.ExactArtifactIDs == nil {
+		in.ExactArtifactIDs = []string{}
+	}
+	a, err := s.assembler.Assemble(c.Request().Context(), accountOf(c), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, a)
+}
+
+func (s *Server) readAssembly(c echo.Context) error {
+	a, err := s.assemblies.Assembly(c.Request().Context(), accountOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
+}
+
+func (s *Server) explain(c echo.Context) error {
+	ref := c.QueryParam("ref")
+	if ref == "" {
+		return &httpError{status: http.StatusBadRequest, field: "ref", message: "ref is required: the id of the record to explain"}
+	}
+	ex, err := s.assembler.Explain(c.Request().Context(), accountOf(c), c.Param("id"), ref)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ex)
+}
+
+func (s *Server) replay(c echo.Context) error {
+	rep, err := s.assembler.Replay(c.Request().Context(), accountOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+// policyView is a policy version as GET /v1/policies shows it.
+type policyView struct {
+	policy.Version
+	Default bool `json:"default"`
+}
+
+func (s *Server) policies(c echo.Context) error {
+	var out []policyView
+	for i, v := range policy.Versions() {
+		out = append(out, policyView{Version: v, Default: i == 0})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"policies": out, "servedAt": time.Now().UTC()})
+}

@@ -1,0 +1,109 @@
+package assembly
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// header opens the context block: what the lines are and the clock they were judged by.
+func header(now time.Time) string {
+	return "Known state at " + stamp(now) + ":"
+}
+
+// stamp renders a time to the minute, the precision a marker needs.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }
+
+// contextLine renders one included non-message record as one line of the context block.
+func contextLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
+	c := vd.Candidate
+	switch vd.Decision.As {
+	case model.AsSkills:
+		return fmt.Sprintf("Skills: %s; profiles: %s; tools: %s", list(c.LoadedSkills), list(c.ActiveProfiles), list(c.DirectTools))
+	case model.AsCheckpoint:
+		return fmt.Sprintf("Resume from checkpoint (%s): %s", stamp(c.CreatedAt), c.State)
+	case model.AsRecovery:
+		return recoveryLine(vd, names)
+	case model.AsRaw:
+		r := raw[c.ID]
+		body := string(r.Result)
+		if r.Error != nil {
+			body = fmt.Sprintf("error %s: %s", r.Error.Code, r.Error.Message)
+		}
+		return fmt.Sprintf("Exact result of %s %s: %s", c.Tool, string(r.Arguments), body)
+	case model.AsReference:
+		return fmt.Sprintf("Result of %s kept as artifact %s (%d bytes, not shown; request it as exact evidence).", c.Tool, c.ID, c.ResultBytes+c.ArgsBytes)
+	case model.AsSafeSummary:
+		line := fmt.Sprintf("[restricted for %s: summary only%s] %s", provider, revalidate(c.RevalidateWith, "; open with "), c.SafeSummary)
+		if vd.StaleSince != nil {
+			line = fmt.Sprintf("[stale since %s] ", stamp(*vd.StaleSince)) + line
+		}
+		return line
+	case model.AsStaleMarker:
+		text := c.Summary
+		if vd.Broken {
+			return fmt.Sprintf("[unverified: its source record was deleted%s] %s", revalidate(c.RevalidateWith, "; revalidate with "), text)
+		}
+		return fmt.Sprintf("[stale since %s%s] %s", stamp(*vd.StaleSince), revalidate(c.RevalidateWith, "; revalidate with "), text)
+	case model.AsConflict:
+		return "[conflict, unresolved] " + c.Summary
+	}
+	if c.MemoryKind == model.MemoryKindReport {
+		return "Subagent report: " + c.Summary
+	}
+	return "- " + c.Summary
+}
+
+func recoveryLine(vd policy.Verdict, names map[string]string) string {
+	c := vd.Candidate
+	args := c.Arguments
+	switch {
+	case vd.ArgsWithheld:
+		args = fmt.Sprintf("(withheld: privacy class %s)", c.PrivacyClass)
+	case args == "" && c.ArgumentsRef != "":
+		args = "(stored as a blob, not shown)"
+	case args == "":
+		args = "{}"
+	}
+	who := ""
+	if c.OwnerRunParentID != "" && c.OwnerRunStatus != "" && c.OwnerRunStatus != model.RunStatusRunning {
+		who = fmt.Sprintf("Subagent %s (run %s): ", names[c.OwnerParticipantID], strings.ReplaceAll(c.OwnerRunStatus, "_", " "))
+	}
+	switch c.Status {
+	case "failed":
+		retry := "not retryable"
+		if c.Retryable {
+			retry = "retryable"
+		}
+		return fmt.Sprintf("%sFailed call %s (%s): %s: %s; args %s", who, c.Tool, retry, c.ErrorCode, c.ErrorMessage, args)
+	case "deferred":
+		return fmt.Sprintf("%sUnresolved call %s (deferred, awaiting the user); args %s", who, c.Tool, args)
+	}
+	return fmt.Sprintf("%sUnresolved call %s (pending, no result yet); args %s", who, c.Tool, args)
+}
+
+func revalidate(tools []string, prefix string) string {
+	if len(tools) == 0 {
+		return ""
+	}
+	return prefix + strings.Join(tools, ", ")
+}
+
+func list(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
+}
+
+// chatMessage renders a window message: role, content and the speaker's name.
+func chatMessage(c model.Candidate) model.ChatMessage {
+	m := model.ChatMessage{Role: c.Role, Content: c.Content}
+	if c.Role == "assistant" && c.ParticipantName != "" {
+		m.Name = model.ChatName(c.ParticipantName)
+	}
+	return m
+}

@@ -1,0 +1,420 @@
+package assembly
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// AssemblerVersion names this assembler's serialisation and budget code; it is recorded with
+// every assembly next to the policy version.
+const AssemblerVersion = "ctxgraph-assembler/1"
+
+// Service assembles contexts, explains and replays them.
+type Service struct {
+	Graph model.AssemblyGraph
+	// Now is the clock used for a request's default `now` and `asOf`.
+	Now func() time.Time
+}
+
+// NewService returns a service over a graph with the system clock.
+func NewService(g model.AssemblyGraph) *Service {
+	return &Service{Graph: g, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Assemble builds and records the context of one model call. It returns KindInvalid for an
+// unknown policy version or an impossible request, KindNotFound for unknown ids.
+func (s *Service) Assemble(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
+	v, err := policy.Resolve(req.PolicyVersion)
+	if err != nil {
+		return model.Assembly{}, err
+	}
+	now := s.Now().UTC()
+	if req.Now.IsZero() {
+		req.Now = now
+	}
+	if req.AsOf.IsZero() {
+		req.AsOf = now
+	}
+	req.PolicyVersion = v.ID
+	a, _, err := s.compute(ctx, accountID, req, v)
+	if err != nil {
+		return model.Assembly{}, err
+	}
+	a.ID = "asm_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
+	a.CreatedAt = now
+	if !req.Trace {
+		// Only a traced assembly keeps every omitted ref; explain recomputes the others.
+		a.OmittedRefs = nil
+	}
+	start := time.Now()
+	if err := s.Graph.RecordAssembly(ctx, accountID, a); err != nil {
+		return model.Assembly{}, err
+	}
+	a.TimingsMs.Record = ms(time.Since(start))
+	return a, nil
+}
+
+// compute runs one assembly without recording it: traversal, policies, budget,
+// serialisation and token counting.
+func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, []policy.Verdict, error) {
+	start := time.Now()
+	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req)
+	if err != nil {
+		return model.Assembly{}, nil, err
+	}
+	graphTime := time.Since(start)
+
+	if req.Provider == "" {
+		req.Provider = snap.Participant.Provider
+	}
+	if req.Model == "" {
+		req.Model = snap.Participant.Model
+	}
+	if req.RuntimeKind == "" {
+		req.RuntimeKind = "chat"
+		if snap.Run != nil {
+			req.RuntimeKind = snap.Run.RuntimeKind
+		}
+	}
+	if req.TokenBudget <= 0 {
+		req.TokenBudget = v.DefaultTokenBudget
+	}
+	tk, err := NewTokenizer(EncodingForModel(req.Model))
+	if err != nil {
+		return model.Assembly{}, nil, model.Internal("tokenizer", err)
+	}
+
+	start = time.Now()
+	verdicts := policy.Judge(v, policy.Request{
+		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
+		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
+	}, snap.Candidates)
+	policyTime := time.Since(start)
+
+	// Rehydration reads raw bodies only now, after the policy selected them.
+	var rawIDs []string
+	for _, vd := range verdicts {
+		if vd.Included() && vd.Decision.As == model.AsRaw {
+			rawIDs = append(rawIDs, vd.Candidate.ID)
+		}
+	}
+	start = time.Now()
+	raw, err := s.Graph.RawPayloads(ctx, accountID, rawIDs)
+	if err != nil {
+		return model.Assembly{}, nil, err
+	}
+	graphTime += time.Since(start)
+
+	start = time.Now()
+	names := snap.ParticipantNames
+	texts := make([]string, len(verdicts))
+	costs := make([]int, len(verdicts))
+	for i, vd := range verdicts {
+		if !vd.Included() {
+			continue
+		}
+		if vd.Candidate.Kind == model.KindMessage {
+			m := chatMessage(vd.Candidate)
+			costs[i] = MessageTokens(tk, m.Role, m.Content, m.Name)
+			continue
+		}
+		texts[i] = contextLine(vd, req.Provider, raw, names)
+		costs[i] = tk.Count("\n" + texts[i])
+	}
+	head := header(req.Now)
+	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
+	fitStart := time.Now()
+	policy.Fit(verdicts, costs, fixed, req.TokenBudget)
+	fitTime := time.Since(fitStart)
+	policyTime += fitTime
+
+	msgs, included := render(verdicts, texts, head)
+	assembled := ChatTokens(tk, msgs)
+	// Token counts of lines joined can differ by a token or two from their sum: trim the
+	// lowest-priority unprotected record until the whole request fits.
+	for assembled > req.TokenBudget {
+		i := lowestPriority(verdicts)
+		if i < 0 {
+			break
+		}
+		verdicts[i].Decision = model.Decision{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, Kind: "budget",
+			Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget, Rule: "budget.final_fit"}
+		msgs, included = render(verdicts, texts, head)
+		assembled = ChatTokens(tk, msgs)
+	}
+	serializeTime := time.Since(start) - fitTime
+
+	a := model.Assembly{
+		ConversationID: snap.ConversationID, Request: req, Messages: msgs, Included: included,
+		Tokens:        model.TokenCounts{Assembled: assembled, Baseline: snap.BaselineTokens + ReplyPriming, Budget: req.TokenBudget},
+		Omitted:       map[string]int{},
+		PolicyVersion: v.ID, AssemblerVersion: AssemblerVersion,
+		TimingsMs: model.Timings{Graph: ms(graphTime), Policy: ms(policyTime), Serialize: ms(serializeTime)},
+	}
+	if snap.StructurallyExcluded > 0 {
+		a.Omitted[model.ReasonBranchIneligible] = snap.StructurallyExcluded
+	}
+	for _, id := range snap.ExcludedRefs {
+		a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
+	}
+	for _, vd := range verdicts {
+		a.Decisions = append(a.Decisions, vd.Decision)
+		if !vd.Included() {
+			if vd.Decision.Reason != model.ReasonBranchIneligible {
+				a.Omitted[vd.Decision.Reason]++
+			}
+			a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: vd.Candidate.ID, Reason: vd.Decision.Reason})
+		}
+	}
+	return a, verdicts, nil
+}
+
+// render builds the provider messages: one system message holding the context block, then
+// the window messages in lineage order. It also lists what was included, in that order.
+func render(verdicts []policy.Verdict, texts []string, head string) ([]model.ChatMessage, []model.IncludedItem) {
+	var blocks, window []int
+	for i, vd := range verdicts {
+		switch {
+		case !vd.Included():
+		case vd.Candidate.Kind == model.KindMessage:
+			window = append(window, i)
+		default:
+			blocks = append(blocks, i)
+		}
+	}
+	inOrder := func(idx []int, section func(policy.Verdict) int) {
+		sort.SliceStable(idx, func(x, y int) bool {
+			a, b := verdicts[idx[x]], verdicts[idx[y]]
+			if sa, sb := section(a), section(b); sa != sb {
+				return sa < sb
+			}
+			if a.Candidate.Depth != b.Candidate.Depth {
+				return a.Candidate.Depth > b.Candidate.Depth
+			}
+			if a.Candidate.Seq != b.Candidate.Seq {
+				return a.Candidate.Seq < b.Candidate.Seq
+			}
+			return a.Candidate.ID < b.Candidate.ID
+		})
+	}
+	inOrder(blocks, contextSection)
+	inOrder(window, func(policy.Verdict) int { return 0 })
+
+	msgs := []model.ChatMessage{}
+	included := []model.IncludedItem{}
+	if len(blocks) > 0 {
+		lines := make([]string, len(blocks))
+		for k, i := range blocks {
+			lines[k] = texts[i]
+			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+		}
+		msgs = append(msgs, model.ChatMessage{Role: "system", Content: head + "\n" + strings.Join(lines, "\n")})
+	}
+	for _, i := range window {
+		msgs = append(msgs, chatMessage(verdicts[i].Candidate))
+		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+	}
+	return msgs, included
+}
+
+// contextSection orders the context block: runtime state, then unresolved tool state, then
+// exact evidence, then memories.
+func contextSection(vd policy.Verdict) int {
+	switch vd.Decision.As {
+	case model.AsSkills:
+		return 0
+	case model.AsCheckpoint:
+		return 1
+	case model.AsRecovery:
+		return 2
+	case model.AsRaw, model.AsReference:
+		return 3
+	}
+	return 4
+}
+
+// lowestPriority is the unprotected included record the budget gives up first.
+func lowestPriority(verdicts []policy.Verdict) int {
+	best := -1
+	for i, vd := range verdicts {
+		if !vd.Included() || vd.Protected {
+			continue
+		}
+		if best < 0 || lowerPriority(vd, verdicts[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func lowerPriority(a, b policy.Verdict) bool {
+	if a.Tier != b.Tier {
+		return a.Tier > b.Tier
+	}
+	if a.Relevance != b.Relevance {
+		return a.Relevance < b.Relevance
+	}
+	if a.Candidate.Depth != b.Candidate.Depth {
+		return a.Candidate.Depth > b.Candidate.Depth
+	}
+	return a.Candidate.Seq < b.Candidate.Seq
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Explain says why a record was included in or omitted from an assembly: the stored policy
+// decision where there is one, otherwise the decision recomputed by replaying the assembly
+// (the same version, now and asOf decide the same way), with the record's provenance path.
+func (s *Service) Explain(ctx context.Context, accountID, assemblyID, ref string) (model.Explanation, error) {
+	rec, err := s.Graph.Assembly(ctx, accountID, assemblyID)
+	if err != nil {
+		return model.Explanation{}, err
+	}
+	ex := model.Explanation{AssemblyID: assemblyID, Ref: ref, PolicyVersion: rec.PolicyVersion}
+	found := false
+	for _, d := range rec.Decisions {
+		if d.Ref == ref {
+			ex.Outcome, ex.As, ex.Reason, ex.Rule, found = d.Outcome, d.As, d.Reason, d.Rule, true
+		}
+	}
+	if !found {
+		again, _, err := s.recompute(ctx, accountID, rec)
+		if err != nil {
+			return model.Explanation{}, err
+		}
+		for _, d := range again.Decisions {
+			if d.Ref == ref {
+				ex.Type, ex.Outcome, ex.As, ex.Reason, ex.Rule, found = d.Type, d.Outcome, d.As, d.Reason, d.Rule, true
+			}
+		}
+		if !found {
+			for _, o := range again.OmittedRefs {
+				if o.Ref == ref {
+					ex.Outcome, ex.Reason, ex.Rule, found = policy.OutcomeOmitted, o.Reason, "visibility.branch_lineage", true
+				}
+			}
+		}
+	}
+	for _, inc := range rec.Included {
+		if inc.Ref == ref {
+			ex.Type, ex.Outcome, ex.As = inc.Type, policy.OutcomeIncluded, inc.As
+		}
+	}
+	if !found && ex.Outcome == "" {
+		e := model.NotFound("record", ref)
+		e.Field = "ref"
+		return model.Explanation{}, e
+	}
+	path, err := s.Graph.ProvenancePath(ctx, accountID, ref)
+	if err != nil && model.KindOf(err) != model.KindNotFound {
+		return model.Explanation{}, err
+	}
+	ex.ProvenancePath = path
+	if ex.ProvenancePath == nil {
+		ex.ProvenancePath = []model.PathStep{}
+	}
+	if ex.Type == "" && len(path) > 0 {
+		ex.Type = typeOfLabel(path[0].Type)
+	}
+	return ex, nil
+}
+
+func typeOfLabel(label string) string {
+	switch label {
+	case "Message":
+		return model.KindMessage
+	case "ToolCall":
+		return model.KindToolCall
+	case "ToolArtifact":
+		return model.KindArtifact
+	case "ToolMemory":
+		return model.KindMemory
+	case "Checkpoint":
+		return model.KindCheckpoint
+	case "SkillState":
+		return model.KindSkills
+	}
+	return strings.ToLower(label)
+}
+
+// recompute re-runs a recorded assembly under its recorded policy version, now and asOf,
+// with a trace so that every omitted record is listed.
+func (s *Service) recompute(ctx context.Context, accountID string, rec model.Assembly) (model.Assembly, []policy.Verdict, error) {
+	v, err := policy.Resolve(rec.PolicyVersion)
+	if err != nil {
+		return model.Assembly{}, nil, err
+	}
+	req := rec.Request
+	req.Trace = true
+	return s.compute(ctx, accountID, req, v)
+}
+
+// Replay re-runs a recorded assembly and reports whether it selects the same records in the
+// same order with the same forms and text, listing every difference.
+func (s *Service) Replay(ctx context.Context, accountID, assemblyID string) (model.ReplayReport, error) {
+	rec, err := s.Graph.Assembly(ctx, accountID, assemblyID)
+	if err != nil {
+		return model.ReplayReport{}, err
+	}
+	again, _, err := s.recompute(ctx, accountID, rec)
+	if err != nil {
+		return model.ReplayReport{}, err
+	}
+	rep := model.ReplayReport{AssemblyID: assemblyID, PolicyVersion: rec.PolicyVersion, Differences: []string{}}
+	n := len(rec.Included)
+	if len(again.Included) > n {
+		n = len(again.Included)
+	}
+	for i := 0; i < n; i++ {
+		var was, now model.IncludedItem
+		if i < len(rec.Included) {
+			was = rec.Included[i]
+		}
+		if i < len(again.Included) {
+			now = again.Included[i]
+		}
+		if was != now {
+			rep.Differences = append(rep.Differences, fmt.Sprintf("included[%d]: recorded %s as %s, replay %s as %s", i, orNone(was.Ref), orNone(was.As), orNone(now.Ref), orNone(now.As)))
+		}
+	}
+	if len(rec.Messages) != len(again.Messages) {
+		rep.Differences = append(rep.Differences, fmt.Sprintf("messages: recorded %d, replay %d", len(rec.Messages), len(again.Messages)))
+	} else {
+		for i := range rec.Messages {
+			if rec.Messages[i] != again.Messages[i] {
+				rep.Differences = append(rep.Differences, fmt.Sprintf("messages[%d] (%s): text differs", i, rec.Messages[i].Role))
+			}
+		}
+	}
+	if rec.Tokens.Assembled != again.Tokens.Assembled || rec.Tokens.Baseline != again.Tokens.Baseline {
+		rep.Differences = append(rep.Differences, fmt.Sprintf("tokens: recorded %d/%d, replay %d/%d",
+			rec.Tokens.Assembled, rec.Tokens.Baseline, again.Tokens.Assembled, again.Tokens.Baseline))
+	}
+	for _, reason := range model.OmissionReasons {
+		if reason == model.ReasonBranchIneligible {
+			continue
+		}
+		if rec.Omitted[reason] != again.Omitted[reason] {
+			rep.Differences = append(rep.Differences, fmt.Sprintf("omitted %s: recorded %d, replay %d", reason, rec.Omitted[reason], again.Omitted[reason]))
+		}
+	}
+	rep.Identical = len(rep.Differences) == 0
+	return rep, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+var _ model.ContextAssembler = (*Service)(nil)

@@ -1,0 +1,164 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+var _ model.AssemblyGraph = (*Store)(nil)
+
+// RawPayloads reads the exact payloads of artifacts that a policy selected for rehydration,
+// verified against their hashes.
+func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs []string) (map[string]model.ArtifactRaw, error) {
+	out := map[string]model.ArtifactRaw{}
+	if len(artifactIDs) == 0 {
+		return out, nil
+	}
+	found, err := readTx(ctx, s, func(t *tx) (map[string]located, error) {
+		return t.locate(accountID, artifactIDs...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range artifactIDs {
+		rec, ok := found[id]
+		if !ok || rec.Label != "ToolArtifact" {
+			continue
+		}
+		raw := model.ArtifactRaw{ArtifactID: id, Error: artifactOf(rec.Props).Error}
+		if raw.Arguments, err = s.restore(ctx, rec.Props, "args", "argsRef", "argsSha256"); err != nil {
+			return nil, err
+		}
+		if raw.Result, err = s.restore(ctx, rec.Props, "result", "resultRef", "resultSha256"); err != nil {
+			return nil, err
+		}
+		out[id] = raw
+	}
+	return out, nil
+}
+
+// storedDecisionKinds are the decisions kept as PolicyDecision nodes; bulk structural ones
+// (window, budget, branch, plain inclusion) are counted on the assembly and recomputed by
+// explain through replay.
+var storedDecisionKinds = map[string]bool{
+	"privacy": true, "routing": true, "freshness": true, "rehydration": true, "recovery": true,
+	"visibility": true, "supersession": true, "provenance": true, "conflict": true,
+}
+
+// RecordAssembly writes the assembly, its INCLUDED edges and its policy decisions in one
+// transaction.
+func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.Assembly) error {
+	record, err := json.Marshal(a)
+	if err != nil {
+		return model.Internal("encoding the assembly record", err)
+	}
+	included := make([]map[string]any, len(a.Included))
+	for i, inc := range a.Included {
+		included[i] = map[string]any{"ref": inc.Ref, "type": inc.Type, "as": inc.As, "position": i}
+	}
+	var decisions []map[string]any
+	for _, d := range a.Decisions {
+		if storedDecisionKinds[d.Kind] {
+			decisions = append(decisions, map[string]any{
+				"id": newID("pd"), "ref": d.Ref, "type": d.Type, "kind": d.Kind, "outcome": d.Outcome,
+				"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule,
+			})
+		}
+	}
+	_, err = writeTx(ctx, s, func(t *tx) (struct{}, error) {
+		req := a.Request
+		rec, err := t.one("RecordAssembly", map[string]any{
+			"id": a.ID, "accountId": accountID, "conversationId": a.ConversationID, "branchId": req.BranchID,
+			"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
+			"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
+			"exactArtifactIds": orEmpty(req.ExactArtifactIDs), "policyVersion": a.PolicyVersion,
+			"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
+			"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
+			"recordedAt": a.CreatedAt.UTC(), "included": included,
+		})
+		if err != nil {
+			return struct{}{}, err
+		}
+		if rec == nil {
+			return struct{}{}, model.NotFound("conversation", a.ConversationID)
+		}
+		if len(decisions) > 0 {
+			if _, err := t.run("RecordPolicyDecisions", map[string]any{
+				"assemblyId": a.ID, "accountId": accountID, "policyVersion": a.PolicyVersion, "decisions": decisions,
+			}); err != nil {
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// Assembly reads a recorded assembly with its stored policy decisions.
+func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assembly, error) {
+	return readTx(ctx, s, func(t *tx) (model.Assembly, error) {
+		rec, err := t.one("ReadAssembly", map[string]any{"id": id, "accountId": accountID})
+		if err != nil {
+			return model.Assembly{}, err
+		}
+		if rec == nil {
+			return model.Assembly{}, model.NotFound("assembly", id)
+		}
+		var a model.Assembly
+		if err := json.Unmarshal([]byte(nodeProps(rec, "a").str("record")), &a); err != nil {
+			return model.Assembly{}, model.Internal("decoding the assembly record", err)
+		}
+		for _, v := range list(rec, "decisions") {
+			d := asProps(v)
+			a.Decisions = append(a.Decisions, model.Decision{
+				Ref: d.str("ref"), Kind: d.str("kind"), Outcome: d.str("outcome"), As: d.str("as"),
+				Reason: d.str("reason"), Rule: d.str("rule"),
+			})
+		}
+		return a, nil
+	})
+}
+
+// ProvenancePath walks from a record to the participant behind it. A memory whose source
+// artifact was deleted shows the missing artifact as a step named "missing": the id it was
+// derived from, never a substitute.
+func (s *Store) ProvenancePath(ctx context.Context, accountID, ref string) ([]model.PathStep, error) {
+	return readTx(ctx, s, func(t *tx) ([]model.PathStep, error) {
+		records, err := t.run("ProvenancePath", map[string]any{"ref": ref, "accountId": accountID})
+		if err != nil {
+			return nil, err
+		}
+		if len(records) == 0 {
+			return nil, model.NotFound("record", ref)
+		}
+		var steps []model.PathStep
+		seen := map[string]bool{}
+		var sources []string
+		longest := len(list(records[0], "steps"))
+		for _, r := range records {
+			nodes := list(r, "steps")
+			if len(nodes) < longest && longest > 1 {
+				continue
+			}
+			for _, v := range nodes {
+				n := asProps(v)
+				if len(steps) == 0 {
+					sources = n.strs("sources")
+				}
+				if seen[n.str("id")] {
+					continue
+				}
+				seen[n.str("id")] = true
+				steps = append(steps, model.PathStep{Type: n.str("type"), ID: n.str("id"), Name: n.str("name")})
+			}
+		}
+		for _, src := range sources {
+			if !seen[src] {
+				steps = append(steps, model.PathStep{Type: "ToolArtifact", ID: src, Name: "missing"})
+			}
+		}
+		return steps, nil
+	})
+}

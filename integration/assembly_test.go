@@ -1,0 +1,171 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+)
+
+// assemblyWorld is a small conversation with one completed tool round (a memory), a
+// superseded memory, and a failed retryable call.
+type assemblyWorld struct {
+	world
+	memOld, memNew, failedCall, artifact string
+}
+
+func (h *harness) assemblyWorld() assemblyWorld {
+	h.t.Helper()
+	w := assemblyWorld{world: h.world()}
+	res := h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"rows": "EU,4.2M;US,7.9M"}, "privacyClass": "internal", "at": "2026-11-01T09:00:04Z",
+		"memories": []map[string]any{{"summary": "Q3 revenue: EU 4.1M (preliminary)", "freshnessClass": "durable"}}})
+	w.artifact = str(res, "artifactId")
+	w.memOld = res["memoryIds"].([]any)[0].(string)
+	w.memNew = str(h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{w.artifact},
+		"summary": "Q3 revenue: EU 4.2M (final)", "supersedes": []string{w.memOld}, "freshnessClass": "durable", "at": "2026-11-01T09:00:05Z"}), "id")
+	w.failedCall = str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "export_xlsx",
+		"arguments": map[string]any{"idempotencyKey": "exp-7781"}, "at": "2026-11-01T09:00:06Z"}), "id")
+	h.must(201, "POST", "/v1/tool-calls/"+w.failedCall+"/result", map[string]any{"status": "failed", "retryable": true,
+		"error": map[string]any{"code": "QUOTA_EXCEEDED", "message": "retry after 60 s"}, "privacyClass": "internal", "at": "2026-11-01T09:00:07Z"})
+	h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "assistant", "content": "EU Q3 was 4.2M; the export failed.", "runId": w.run, "at": "2026-11-01T09:00:08Z"})
+	h.must(200, "PATCH", "/v1/runs/"+w.run, map[string]any{"status": "completed", "at": "2026-11-01T09:00:09Z"})
+	return w
+}
+
+func (h *harness) assemble(body map[string]any) map[string]any {
+	h.t.Helper()
+	return h.must(201, "POST", "/v1/assemblies", body)
+}
+
+func includedAs(a map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, v := range a["included"].([]any) {
+		inc := v.(map[string]any)
+		out[str(inc, "ref")] = str(inc, "as")
+	}
+	return out
+}
+
+func TestAssemblyRecordExplainAndReplay(t *testing.T) {
+	h := newHarness(t)
+	w := h.assemblyWorld()
+	a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 4000,
+		"now": "2026-11-01T10:00:00Z", "trace": true})
+	got := includedAs(a)
+	if got[w.memNew] != "memory" || got[w.failedCall] != "recovery" || got[w.memOld] != "" || got[w.artifact] != "" {
+		t.Fatalf("got included %v, want the final memory, the failed call as recovery, not the superseded memory or the raw artifact", got)
+	}
+	if str(a, "policyVersion") == "" || !strings.HasPrefix(str(a, "policyVersion"), "default@") || str(a, "assemblerVersion") == "" {
+		t.Errorf("got policy %q assembler %q, want the default version id with its hash", str(a, "policyVersion"), str(a, "assemblerVersion"))
+	}
+	tokens := a["tokens"].(map[string]any)
+	if tokens["assembled"].(float64) <= 0 || tokens["baseline"].(float64) <= tokens["assembled"].(float64) {
+		t.Errorf("got tokens %v, want 0 < assembled < baseline", tokens)
+	}
+	for _, k := range []string{"graph", "policy", "serialize"} {
+		if _, ok := a["timingsMs"].(map[string]any)[k]; !ok {
+			t.Errorf("timingsMs lacks %s", k)
+		}
+	}
+	text := string(mustJSON(a["messages"]))
+	for _, want := range []string{"QUOTA_EXCEEDED", "exp-7781", "EU 4.2M (final)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("messages lack %q: %s", want, text)
+		}
+	}
+	if strings.Contains(text, "4.1M") || strings.Contains(text, "EU,4.2M;US,7.9M") {
+		t.Errorf("messages carry the superseded figure or the raw rows: %s", text)
+	}
+
+	// The record reads back as answered.
+	rec := h.must(200, "GET", "/v1/assemblies/"+str(a, "id"), nil)
+	if string(mustJSON(rec["included"])) != string(mustJSON(a["included"])) {
+		t.Errorf("the stored record's included list differs from the response")
+	}
+
+	// Explain: the superseded memory, with its provenance path to the participant.
+	ex := h.must(200, "GET", "/v1/assemblies/"+str(a, "id")+"/explain?ref="+w.memOld, nil)
+	if str(ex, "outcome") != "omitted" || str(ex, "reason") != "superseded" || str(ex, "rule") == "" || str(ex, "policyVersion") != str(a, "policyVersion") {
+		t.Errorf("got explanation %v, want omitted superseded with its rule and the policy version", ex)
+	}
+	var path []string
+	for _, s := range ex["provenancePath"].([]any) {
+		path = append(path, str(s.(map[string]any), "type"))
+	}
+	if strings.Join(path, ">") != "ToolMemory>ToolArtifact>ToolCall>ModelRun>Participant" {
+		t.Errorf("got provenance path %v, want memory > artifact > call > run > participant", path)
+	}
+	h.expectError(h.call("GET", "/v1/assemblies/"+str(a, "id")+"/explain", nil), 400, "invalid", "ref")
+	h.expectError(h.call("GET", "/v1/assemblies/"+str(a, "id")+"/explain?ref=mem_nope", nil), 404, "not_found", "ref")
+
+	// Writes after the assembly do not change its replay: asOf cuts the snapshot.
+	h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "and the US figure?"})
+	h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{w.artifact}, "summary": "Q3 revenue: EU 4.3M (restated)", "supersedes": []string{w.memNew}})
+	rep := h.must(200, "POST", "/v1/assemblies/"+str(a, "id")+"/replay", nil)
+	if rep["identical"] != true {
+		t.Errorf("replay after later writes got differences %v, want identical", rep["differences"])
+	}
+	// A fresh assembly sees the new state.
+	b := includedAs(h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "now": "2026-11-01T10:00:00Z"}))
+	if b[w.memNew] != "" {
+		t.Errorf("a new assembly still includes the memory that was superseded since: %v", b)
+	}
+
+	// Another account sees none of it.
+	h.expectError(h.callAs(h.otherKey, "GET", "/v1/assemblies/"+str(a, "id"), nil), 404, "not_found", "")
+	h.expectError(h.callAs(h.otherKey, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant}), 404, "not_found", "branchId")
+}
+
+func TestAssemblyRequestErrors(t *testing.T) {
+	h := newHarness(t)
+	w := h.assemblyWorld()
+	cases := []struct {
+		name        string
+		body        map[string]any
+		status      int
+		code, field string
+	}{
+		{"unknown policy", map[string]any{"branchId": w.branch, "participantId": w.participant, "policyVersion": "lenient@v9"}, 400, "invalid", "policyVersion"},
+		{"missing branch", map[string]any{"participantId": w.participant}, 400, "invalid", "branchId"},
+		{"bad runtime kind", map[string]any{"branchId": w.branch, "participantId": w.participant, "runtimeKind": "batch"}, 400, "invalid", "runtimeKind"},
+		{"negative budget", map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": -1}, 400, "invalid", "tokenBudget"},
+		{"bad now", map[string]any{"branchId": w.branch, "participantId": w.participant, "now": "noon"}, 400, "invalid", "now"},
+		{"unknown participant", map[string]any{"branchId": w.branch, "participantId": "pt_nope"}, 404, "not_found", "participantId"},
+		{"unknown run", map[string]any{"branchId": w.branch, "participantId": w.participant, "runId": "run_nope"}, 404, "not_found", "runId"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h.t = t
+			h.expectError(h.call("POST", "/v1/assemblies", tc.body), tc.status, tc.code, tc.field)
+		})
+	}
+	h.t = t
+	pol := h.must(200, "GET", "/v1/policies", nil)
+	var names []string
+	for _, v := range pol["policies"].([]any) {
+		names = append(names, str(v.(map[string]any), "name"))
+	}
+	if strings.Join(names, ",") != "default,strict-freshness" {
+		t.Errorf("got policies %v, want default and strict-freshness", names)
+	}
+	strict := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "policyVersion": "strict-freshness"})
+	if !strings.HasPrefix(str(strict, "policyVersion"), "strict-freshness@") {
+		t.Errorf("got policy %q, want strict-freshness@<hash>", str(strict, "policyVersion"))
+	}
+}
+
+func TestAssemblyStaysWithinTheBudgetAndKeepsRecovery(t *testing.T) {
+	h := newHarness(t)
+	w := h.assemblyWorld()
+	for _, budget := range []int{60, 120, 400, 4000} {
+		a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": budget, "now": "2026-11-01T10:00:00Z"})
+		tokens := a["tokens"].(map[string]any)
+		got := includedAs(a)
+		if got[w.failedCall] != "recovery" {
+			t.Errorf("budget %d: the failed call is not kept as recovery: %v", budget, got)
+		}
+		// Recovery and the current message are protected; everything else must fit.
+		if budget >= 120 && tokens["assembled"].(float64) > float64(budget) {
+			t.Errorf("budget %d: got %v assembled tokens", budget, tokens["assembled"])
+		}
+	}
+}

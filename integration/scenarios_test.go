@@ -1,0 +1,105 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxgraph/ctxgraph/scenario"
+)
+
+// TestScenarios plays every scenario file of the shared scenario set through the API on a
+// fresh account and checks every expectation of its assemblies. The directory is
+// CTXGRAPH_SCENARIOS, else shared/scenarios beside the repository; the results table is
+// logged and, when CTXGRAPH_SCENARIO_REPORT names a file, written there.
+func TestScenarios(t *testing.T) {
+	dir := os.Getenv("CTXGRAPH_SCENARIOS")
+	if dir == "" {
+		// The test runs in <repo>/integration; shared/ lives beside the repository.
+		dir = filepath.Join("..", "..", "shared", "scenarios")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(abs, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no scenario files (*.json) in %s; set CTXGRAPH_SCENARIOS to the scenario directory", abs)
+	}
+
+	var results []scenario.Result
+	for _, file := range files {
+		name := filepath.Base(file)
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenario.Load(file)
+			if err != nil {
+				results = append(results, scenario.Result{Scenario: name, PlaybackError: err.Error()})
+				t.Fatalf("loading: %v", err)
+			}
+			h := newHarness(t)
+			runner := scenario.Runner{Handler: h.srv, Key: h.key}
+			res, err := runner.Run(t.Context(), sc)
+			results = append(results, res)
+			if err != nil {
+				t.Fatalf("playback: %v", err)
+			}
+			for _, a := range res.Assemblies {
+				for _, f := range a.Failures {
+					t.Errorf("assembly %s: %s", a.Key, f)
+				}
+				if a.AssemblyID != "" {
+					checkExplainAndReplay(t, h, a.Key, a.AssemblyID)
+				}
+			}
+		})
+	}
+
+	table := scenario.Table(results)
+	t.Log("\n" + table)
+	if path := os.Getenv("CTXGRAPH_SCENARIO_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+			t.Errorf("writing the scenario report: %v", err)
+		}
+	}
+}
+
+// checkExplainAndReplay asks explain about every record the assembly included or omitted
+// and checks that it gives the same outcome, form and reason, with a provenance path; then
+// replays the assembly and checks that it is identical.
+func checkExplainAndReplay(t *testing.T, h *harness, key, id string) {
+	t.Helper()
+	rec := h.must(200, "GET", "/v1/assemblies/"+id, nil)
+	type want struct{ outcome, as, reason string }
+	wants := map[string]want{}
+	for _, v := range rec["included"].([]any) {
+		inc := v.(map[string]any)
+		wants[str(inc, "ref")] = want{"included", str(inc, "as"), ""}
+	}
+	omitted, _ := rec["omittedRefs"].([]any)
+	if len(omitted) == 0 {
+		t.Errorf("assembly %s: the traced record lists no omitted refs", key)
+	}
+	for _, v := range omitted {
+		o := v.(map[string]any)
+		wants[str(o, "ref")] = want{"omitted", "", str(o, "reason")}
+	}
+	for ref, w := range wants {
+		ex := h.must(200, "GET", "/v1/assemblies/"+id+"/explain?ref="+ref, nil)
+		if str(ex, "outcome") != w.outcome || str(ex, "as") != w.as || (w.outcome == "omitted" && str(ex, "reason") != w.reason) {
+			t.Errorf("assembly %s: explain %s got %s/%s/%s, want %s/%s/%s", key, ref, str(ex, "outcome"), str(ex, "as"), str(ex, "reason"), w.outcome, w.as, w.reason)
+		}
+		if str(ex, "rule") == "" || str(ex, "policyVersion") != str(rec, "policyVersion") {
+			t.Errorf("assembly %s: explain %s got rule %q and policy %q, want a rule and %q", key, ref, str(ex, "rule"), str(ex, "policyVersion"), str(rec, "policyVersion"))
+		}
+		if path, _ := ex["provenancePath"].([]any); len(path) == 0 {
+			t.Errorf("assembly %s: explain %s has no provenance path", key, ref)
+		}
+	}
+	rep := h.must(200, "POST", "/v1/assemblies/"+id+"/replay", nil)
+	if rep["identical"] != true {
+		t.Errorf("assembly %s: replay differs: %v", key, rep["differences"])
+	}
+}

@@ -1,0 +1,304 @@
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// The forms in which a record can be included in an assembly (DESIGN §5 `as`).
+const (
+	AsMessage     = "message"
+	AsMemory      = "memory"
+	AsSafeSummary = "safe_summary"
+	AsRaw         = "raw"
+	AsStaleMarker = "stale_marker"
+	AsRecovery    = "recovery"
+	AsReference   = "reference"
+	AsConflict    = "conflict"
+	AsCheckpoint  = "checkpoint"
+	AsSkills      = "skills"
+)
+
+// Omission reasons in precedence order (DESIGN §4): a record excluded for several reasons
+// reports the first.
+const (
+	ReasonBranchIneligible = "branch_ineligible"
+	ReasonAuditOnly        = "audit_only"
+	ReasonNotPromoted      = "not_promoted"
+	ReasonParticipant      = "participant_private"
+	ReasonPrivacy          = "privacy_restricted"
+	ReasonProvenanceBroken = "provenance_broken"
+	ReasonSuperseded       = "superseded"
+	ReasonStale            = "stale"
+	ReasonDuplicate        = "duplicate"
+	ReasonWindow           = "window"
+	ReasonBudget           = "budget"
+)
+
+// OmissionReasons lists the reasons in precedence order.
+var OmissionReasons = []string{ReasonBranchIneligible, ReasonAuditOnly, ReasonNotPromoted, ReasonParticipant,
+	ReasonPrivacy, ReasonProvenanceBroken, ReasonSuperseded, ReasonStale, ReasonDuplicate, ReasonWindow, ReasonBudget}
+
+// Candidate kinds: the node types an assembly judges.
+const (
+	KindMessage    = "message"
+	KindToolCall   = "tool_call"
+	KindArtifact   = "artifact"
+	KindMemory     = "memory"
+	KindCheckpoint = "checkpoint"
+	KindSkills     = "skill_state"
+)
+
+// AssemblyRequest asks what the next model call of a participant on a branch sees.
+type AssemblyRequest struct {
+	BranchID         string    `json:"branchId"`
+	ParticipantID    string    `json:"participantId"`
+	RunID            string    `json:"runId,omitempty"`
+	RuntimeKind      string    `json:"runtimeKind"`
+	Provider         string    `json:"provider"`
+	Model            string    `json:"model,omitempty"`
+	TokenBudget      int       `json:"tokenBudget"`
+	ExactArtifactIDs []string  `json:"exactArtifactIds"`
+	PolicyVersion    string    `json:"policyVersion"`
+	Now              time.Time `json:"now"`
+	AsOf             time.Time `json:"asOf"`
+	Trace            bool      `json:"trace"`
+}
+
+// Candidate is one record of the active lineage (or a conversation-visible record of another
+// branch) with what the policies need to judge it. Raw payload bodies are never part of it;
+// arguments are present only for unresolved calls and the assembly run's own calls.
+type Candidate struct {
+	Kind      string    `json:"kind"`
+	ID        string    `json:"id"`
+	BranchID  string    `json:"branchId"`
+	Seq       int64     `json:"seq"`
+	Depth     int64     `json:"depth"`
+	InLineage bool      `json:"inLineage"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	Visibility         string   `json:"visibility,omitempty"`
+	OwnerParticipantID string   `json:"ownerParticipantId,omitempty"`
+	OwnerRunID         string   `json:"ownerRunId,omitempty"`
+	OwnerRunParentID   string   `json:"ownerRunParentId,omitempty"`
+	OwnerRunStatus     string   `json:"ownerRunStatus,omitempty"`
+	SharedWith         []string `json:"sharedWith,omitempty"`
+	Promoted           bool     `json:"promoted,omitempty"`
+	PromotedTo         string   `json:"promotedToParticipantId,omitempty"`
+	PrivacyClass       string   `json:"privacyClass,omitempty"`
+
+	Role            string `json:"role,omitempty"`
+	Content         string `json:"content,omitempty"`
+	ParticipantName string `json:"participantName,omitempty"`
+
+	Tool         string   `json:"tool,omitempty"`
+	CallID       string   `json:"callId,omitempty"`
+	Arguments    string   `json:"arguments,omitempty"`
+	ArgumentsRef string   `json:"argumentsRef,omitempty"`
+	Status       string   `json:"status,omitempty"`
+	ErrorCode    string   `json:"errorCode,omitempty"`
+	ErrorMessage string   `json:"errorMessage,omitempty"`
+	Retryable    bool     `json:"retryable,omitempty"`
+	RetryOf      string   `json:"retryOf,omitempty"`
+	RetriedBy    []string `json:"retriedBy,omitempty"`
+	ArtifactIDs  []string `json:"artifactIds,omitempty"`
+
+	ToolCallID  string `json:"toolCallId,omitempty"`
+	ResultBytes int64  `json:"resultBytes,omitempty"`
+	ArgsBytes   int64  `json:"argsBytes,omitempty"`
+
+	MemoryKind        string     `json:"memoryKind,omitempty"`
+	Summary           string     `json:"summary,omitempty"`
+	SafeSummary       string     `json:"safeSummary,omitempty"`
+	Data              string     `json:"data,omitempty"`
+	Confidence        *float64   `json:"confidence,omitempty"`
+	FreshnessClass    string     `json:"freshnessClass,omitempty"`
+	ObservedAt        time.Time  `json:"observedAt,omitempty"`
+	StaleAfter        *time.Time `json:"staleAfter,omitempty"`
+	RevalidateWith    []string   `json:"revalidateWith,omitempty"`
+	SourceArtifactIDs []string   `json:"sourceArtifactIds,omitempty"`
+	LiveSourceIDs     []string   `json:"liveSourceIds,omitempty"`
+	SourceCallIDs     []string   `json:"sourceCallIds,omitempty"`
+	SupersededBy      []string   `json:"supersededBy,omitempty"`
+	ConflictsWith     []string   `json:"conflictsWith,omitempty"`
+
+	State          string   `json:"state,omitempty"`
+	RunID          string   `json:"runId,omitempty"`
+	LoadedSkills   []string `json:"loadedSkills,omitempty"`
+	ActiveProfiles []string `json:"activeProfiles,omitempty"`
+	DirectTools    []string `json:"directTools,omitempty"`
+}
+
+// Snapshot is what one lineage traversal returns: the candidates in lineage order (ancestors
+// first, each branch by seq) and what the traversal excluded structurally.
+type Snapshot struct {
+	ConversationID string
+	Lineage        []string
+	Participant    Participant
+	// ParticipantNames maps every participant of the conversation to its name.
+	ParticipantNames map[string]string
+	Run              *Run
+	Candidates       []Candidate
+	// BaselineTokens is the token count of naive history replay of the lineage.
+	BaselineTokens int
+	// StructurallyExcluded counts records of the conversation outside the lineage.
+	StructurallyExcluded int
+	// ExcludedRefs lists those records' ids (read only when a trace is asked for).
+	ExcludedRefs []string
+}
+
+// IncludedItem is one record serialised into an assembly.
+type IncludedItem struct {
+	Ref  string `json:"ref"`
+	Type string `json:"type"`
+	As   string `json:"as"`
+}
+
+// OmittedRef is one record left out, with the first reason that excluded it.
+type OmittedRef struct {
+	Ref    string `json:"ref"`
+	Reason string `json:"reason"`
+}
+
+// ChatMessage is one provider-ready message.
+type ChatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	Name    string `json:"name,omitempty"`
+}
+
+// Decision is one policy decision about one record.
+type Decision struct {
+	Ref     string `json:"ref"`
+	Type    string `json:"type"`
+	Kind    string `json:"kind"`
+	Outcome string `json:"outcome"`
+	As      string `json:"as,omitempty"`
+	Reason  string `json:"reason"`
+	Rule    string `json:"rule"`
+}
+
+// Assembly is the record of what went into one model request, as answered and stored.
+type Assembly struct {
+	ID               string            `json:"id"`
+	ConversationID   string            `json:"conversationId"`
+	Request          AssemblyRequest   `json:"request"`
+	Messages         []ChatMessage     `json:"messages"`
+	Tokens           TokenCounts       `json:"tokens"`
+	Included         []IncludedItem    `json:"included"`
+	Omitted          map[string]int    `json:"omitted"`
+	OmittedRefs      []OmittedRef      `json:"omittedRefs,omitempty"`
+	PolicyVersion    string            `json:"policyVersion"`
+	AssemblerVersion string            `json:"assemblerVersion"`
+	TimingsMs        Timings           `json:"timingsMs"`
+	Decisions        []Decision        `json:"-"`
+	CreatedAt        time.Time         `json:"createdAt"`
+	Extra            map[string]string `json:"-"`
+}
+
+// TokenCounts compares the assembled prompt with naive history replay.
+type TokenCounts struct {
+	Assembled int `json:"assembled"`
+	Baseline  int `json:"baseline"`
+	Budget    int `json:"budget"`
+}
+
+// Timings splits an assembly's time between its stages, in milliseconds.
+type Timings struct {
+	Graph     float64 `json:"graph"`
+	Policy    float64 `json:"policy"`
+	Serialize float64 `json:"serialize"`
+	Record    float64 `json:"record"`
+}
+
+// PathStep is one hop of a provenance path: memory → artifact → tool call → run → participant.
+type PathStep struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// Explanation answers why one record was included or omitted.
+type Explanation struct {
+	AssemblyID     string     `json:"assemblyId"`
+	Ref            string     `json:"ref"`
+	Type           string     `json:"type"`
+	Outcome        string     `json:"outcome"`
+	As             string     `json:"as,omitempty"`
+	Reason         string     `json:"reason"`
+	Rule           string     `json:"rule"`
+	PolicyVersion  string     `json:"policyVersion"`
+	ProvenancePath []PathStep `json:"provenancePath"`
+}
+
+// ReplayReport compares a re-run of an assembly with its record.
+type ReplayReport struct {
+	AssemblyID    string   `json:"assemblyId"`
+	PolicyVersion string   `json:"policyVersion"`
+	Identical     bool     `json:"identical"`
+	Differences   []string `json:"differences"`
+}
+
+// TokenCounter counts tokens with a real tokenizer.
+type TokenCounter interface {
+	// Count returns the number of tokens of text.
+	Count(text string) int
+}
+
+// AssemblyGraph reads lineage snapshots and records assemblies. Methods return KindNotFound
+// for ids outside the account, KindInvalid for request fields that contradict the graph,
+// KindUnavailable when the database cannot be reached.
+type AssemblyGraph interface {
+	// LineageSnapshot runs the one lineage traversal for an assembly request.
+	LineageSnapshot(ctx context.Context, accountID string, req AssemblyRequest) (Snapshot, error)
+	// RawPayloads reads the exact payloads of artifacts that a policy selected.
+	RawPayloads(ctx context.Context, accountID string, artifactIDs []string) (map[string]ArtifactRaw, error)
+	// RecordAssembly writes the assembly and its policy decisions in one transaction.
+	RecordAssembly(ctx context.Context, accountID string, a Assembly) error
+	// Assembly reads a recorded assembly.
+	Assembly(ctx context.Context, accountID, id string) (Assembly, error)
+	// ProvenancePath walks from a record to the participant that produced it.
+	ProvenancePath(ctx context.Context, accountID, ref string) ([]PathStep, error)
+}
+
+// ChatName turns a participant's name into a provider-safe message name (letters, digits,
+// underscore and hyphen, at most 64 characters).
+func ChatName(name string) string {
+	out := make([]rune, 0, len(name))
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			out = append(out, r)
+		case r == ' ' || r == '.':
+			out = append(out, '_')
+		}
+		if len(out) == 64 {
+			break
+		}
+	}
+	return string(out)
+}
+
+// BaselineToolCallText is how naive history replay shows a tool call.
+func BaselineToolCallText(tool, arguments string) string { return tool + " " + arguments }
+
+// BaselineToolResultText is how naive history replay shows a tool result: its JSON, or its
+// error.
+func BaselineToolResultText(result string, e *ToolError) string {
+	if e != nil && result == "" {
+		return "error " + e.Code + ": " + e.Message
+	}
+	return result
+}
+
+// ContextAssembler builds, explains and replays assemblies. Methods return KindInvalid for
+// bad requests (an unknown policy version names policyVersion), KindNotFound for unknown
+// ids, KindUnavailable when the graph cannot be reached.
+type ContextAssembler interface {
+	// Assemble builds and records the context of one model call.
+	Assemble(ctx context.Context, accountID string, req AssemblyRequest) (Assembly, error)
+	// Explain says why a record was included or omitted, with its provenance path.
+	Explain(ctx context.Context, accountID, assemblyID, ref string) (Explanation, error)
+	// Replay re-runs an assembly under its recorded policy version, now and asOf.
+	Replay(ctx context.Context, accountID, assemblyID string) (ReplayReport, error)
+}

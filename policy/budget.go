@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"sort"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// Fit fits the included records into the token budget in priority order (DESIGN §4):
+// protected recovery state, the current message and directives always; then the
+// conversation window, newest first and without gaps; then exact evidence, the run's
+// checkpoint and skills; then memories ranked by relevance to the current user message,
+// recency and confidence. costs[i] is the token cost of verdict i as serialised; fixed is
+// the cost of everything else (instructions, per-message overhead). Records that do not fit
+// are turned into `budget` omissions. It returns the tokens used.
+func Fit(verdicts []Verdict, costs []int, fixed, budget int) int {
+	used := fixed
+	var rest []int
+	for i, vd := range verdicts {
+		if !vd.Included() {
+			continue
+		}
+		if vd.Protected {
+			used += costs[i]
+			continue
+		}
+		rest = append(rest, i)
+	}
+	sort.SliceStable(rest, func(x, y int) bool { return higherPriority(verdicts[rest[x]], verdicts[rest[y]]) })
+	windowClosed := false
+	for _, i := range rest {
+		vd := &verdicts[i]
+		fits := used+costs[i] <= budget
+		if vd.Tier == TierWindow {
+			// The window stays contiguous: once an older turn does not fit, none before it goes in.
+			fits = fits && !windowClosed
+			windowClosed = windowClosed || !fits
+		}
+		if fits {
+			used += costs[i]
+			continue
+		}
+		vd.Decision = omit(vd.Candidate, "budget", model.ReasonBudget, "budget.tier_"+tierName(vd.Tier))
+		vd.Tier = tierNone
+	}
+	return used
+}
+
+// higherPriority orders unprotected records for the budget.
+func higherPriority(a, b Verdict) bool {
+	if a.Tier != b.Tier {
+		return a.Tier < b.Tier
+	}
+	ca, cb := a.Candidate, b.Candidate
+	if a.Tier == TierMemory {
+		if a.Relevance != b.Relevance {
+			return a.Relevance > b.Relevance
+		}
+		if ca.Depth != cb.Depth || ca.Seq != cb.Seq {
+			return lineageLess(cb, ca)
+		}
+		if confidence(ca) != confidence(cb) {
+			return confidence(ca) > confidence(cb)
+		}
+		return ca.ID < cb.ID
+	}
+	// Everything else: newest first.
+	return lineageLess(cb, ca)
+}
+
+func confidence(c model.Candidate) float64 {
+	if c.Confidence == nil {
+		return 0.5
+	}
+	return *c.Confidence
+}
+
+func tierName(t int) string {
+	switch t {
+	case TierWindow:
+		return "window"
+	case TierEvidence:
+		return "evidence"
+	case TierRuntime:
+		return "runtime_state"
+	case TierMemory:
+		return "memories"
+	}
+	return "protected"
+}

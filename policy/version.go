@@ -1,0 +1,163 @@
+// Package policy holds ctxgraph's assembly policies: immutable, named versions and the pure
+// functions that judge each candidate record of an assembly. Nothing here reads a clock,
+// the graph or the network: the same version over the same snapshot decides the same way,
+// which is what makes an assembly replayable.
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// Stale handling settings.
+const (
+	StaleMark = "mark"
+	StaleOmit = "omit"
+)
+
+// Version is one immutable policy definition. Its ID carries a hash of its content, so two
+// different definitions never share an id.
+type Version struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Description says what the version is for.
+	Description string `json:"description"`
+	// ProviderClasses lists the privacy classes each provider may receive in full. A
+	// provider or class not listed is restricted (fail closed).
+	ProviderClasses map[string][]string `json:"providerClasses"`
+	// ZeroRetention names the providers trusted with oauth-derived data.
+	ZeroRetention []string `json:"zeroRetentionProviders"`
+	// NeverSent lists classes that reach no provider in any form, not even a safe summary.
+	NeverSent []string `json:"neverSent"`
+	// TTL is the default time to live of each freshness class; a class absent here never
+	// goes stale by age (durable, permanent; session ends with its run).
+	TTL map[string]Duration `json:"ttl"`
+	// StaleHandling is "mark" (include with a stale marker) or "omit".
+	StaleHandling string `json:"staleHandling"`
+	// WindowMessages is how many of the lineage's latest user/assistant messages stay as
+	// messages.
+	WindowMessages int `json:"windowMessages"`
+	// RehydrationBytes caps the raw artifact bytes one assembly may include.
+	RehydrationBytes int64 `json:"rehydrationBytes"`
+	// ConflictHandling is "separate": conflicting memories stay separate records, each
+	// marked, never resolved by recency.
+	ConflictHandling string `json:"conflictHandling"`
+	// DefaultTokenBudget applies when a request names none.
+	DefaultTokenBudget int `json:"defaultTokenBudget"`
+	// BudgetPriorities is the order in which the budget is filled.
+	BudgetPriorities []string `json:"budgetPriorities"`
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration string.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string such as "1h0m0s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// defaultProviders are the providers the default policy knows; every other is restricted.
+func defaultProviders() map[string][]string {
+	base := []string{"public", "internal", "user_private"}
+	zero := append(append([]string{}, base...), "oauth_derived")
+	m := map[string][]string{"openai": zero, "anthropic": zero}
+	for _, p := range []string{"google", "openrouter", "mistral", "cohere", "groq", "deepseek", "xai", "azure_openai", "bedrock", "together", "fireworks", "ollama", "local"} {
+		m[p] = base
+	}
+	return m
+}
+
+func baseVersion(name, description, stale string) Version {
+	return Version{
+		Name:            name,
+		Description:     description,
+		ProviderClasses: defaultProviders(),
+		ZeroRetention:   []string{"anthropic", "openai"},
+		NeverSent:       []string{"secret"},
+		TTL: map[string]Duration{
+			"volatile": Duration(time.Hour),
+			"bounded":  Duration(7 * 24 * time.Hour),
+		},
+		StaleHandling:      stale,
+		WindowMessages:     8,
+		RehydrationBytes:   32 << 10,
+		ConflictHandling:   "separate",
+		DefaultTokenBudget: 8000,
+		BudgetPriorities: []string{"instructions", "recovery", "current_message", "window_messages",
+			"exact_evidence", "checkpoint", "skills", "memories"},
+	}
+}
+
+// versions are the embedded policy versions, by name. The first is the default.
+var versions = func() []Version {
+	vs := []Version{
+		baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools.", StaleMark),
+		baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked.", StaleOmit),
+	}
+	for i := range vs {
+		vs[i].ID = contentID(vs[i])
+	}
+	return vs
+}()
+
+// contentID names a version by its name and a hash of its content.
+func contentID(v Version) string {
+	v.ID = ""
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return v.Name + "@" + hex.EncodeToString(sum[:6])
+}
+
+// Versions lists every embedded version, the default first.
+func Versions() []Version { return append([]Version(nil), versions...) }
+
+// Resolve returns the version named by a name or a full id; "" is the default. An unknown
+// version is a KindInvalid error naming the policyVersion field.
+func Resolve(nameOrID string) (Version, error) {
+	if nameOrID == "" {
+		return versions[0], nil
+	}
+	for _, v := range versions {
+		if v.ID == nameOrID || v.Name == nameOrID {
+			return v, nil
+		}
+	}
+	names := make([]string, 0, len(versions))
+	for _, v := range versions {
+		names = append(names, v.Name)
+	}
+	sort.Strings(names)
+	return Version{}, model.Invalid("policyVersion", "unknown policy version %q (known: %v)", nameOrID, names)
+}
+
+// MayReceive reports whether provider may receive data of privacy class in full.
+func (v Version) MayReceive(provider, class string) bool {
+	return model.Contains(v.ProviderClasses[provider], class)
+}
+
+// NeverSend reports whether a class may not reach any provider in any form.
+func (v Version) NeverSend(class string) bool { return model.Contains(v.NeverSent, class) }
+
+// TTLOf returns the default time to live of a freshness class, and whether it has one.
+func (v Version) TTLOf(class string) (time.Duration, bool) {
+	d, ok := v.TTL[class]
+	return time.Duration(d), ok
+}
+
+// String names the version.
+func (v Version) String() string { return fmt.Sprintf("%s (%s)", v.ID, v.Description) }
