@@ -118,6 +118,12 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	texts := make([]string, len(verdicts))
 	costs := make([]int, len(verdicts))
 	for i, vd := range verdicts {
+		if vd.Decision.Rule == "rehydration.raw_source_included" {
+			// Priced as an ordinary memory in case the budget trims its raw source.
+			revived := vd
+			revived.Decision.As = model.AsMemory
+			costs[i] = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
+		}
 		if !vd.Included() {
 			continue
 		}
@@ -136,6 +142,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	fitTime := time.Since(fitStart)
 	policyTime += fitTime
 
+	rerender(verdicts, texts, req.Provider, raw, names)
 	msgs, included := render(verdicts, texts, head)
 	assembled := ChatTokens(tk, msgs)
 	// Token counts of lines joined can differ by a token or two from their sum: trim the
@@ -147,6 +154,8 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		}
 		verdicts[i].Decision = model.Decision{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, Kind: "budget",
 			Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget, Rule: "budget.final_fit"}
+		policy.SettleConflicts(verdicts)
+		rerender(verdicts, texts, req.Provider, raw, names)
 		msgs, included = render(verdicts, texts, head)
 		assembled = ChatTokens(tk, msgs)
 	}
@@ -239,6 +248,16 @@ func contextSection(vd policy.Verdict) int {
 		return 3
 	}
 	return 4
+}
+
+// rerender refreshes the text of every included context record whose form the budget
+// changed (a revived duplicate, a conflict side that became a lone survivor).
+func rerender(verdicts []policy.Verdict, texts []string, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
+	for i, vd := range verdicts {
+		if vd.Included() && vd.Candidate.Kind != model.KindMessage {
+			texts[i] = contextLine(vd, provider, raw, names)
+		}
+	}
 }
 
 // lowestPriority is the unprotected included record the budget gives up first.

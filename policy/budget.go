@@ -43,6 +43,38 @@ func Fit(verdicts []Verdict, costs []int, fixed, budget int) int {
 		vd.Decision = omit(vd.Candidate, "budget", model.ReasonBudget, "budget.tier_"+tierName(vd.Tier))
 		vd.Tier = tierNone
 	}
+	used = reviveDuplicates(verdicts, costs, used, budget)
+	markConflicts(verdicts)
+	return used
+}
+
+// reviveDuplicates brings back, within the budget, the memories left out as duplicates of
+// raw sources that the budget then trimmed: the fact must not vanish with its evidence.
+// costs of such memories must be given as their ordinary memory form.
+func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
+	raw := map[string]bool{}
+	for _, vd := range verdicts {
+		if vd.Included() && vd.Decision.As == model.AsRaw {
+			raw[vd.Candidate.ID] = true
+		}
+	}
+	var revived []int
+	for i, vd := range verdicts {
+		if vd.Decision.Rule == "rehydration.raw_source_included" && !allIn(vd.Candidate.LiveSourceIDs, raw) {
+			revived = append(revived, i)
+		}
+	}
+	sort.SliceStable(revived, func(x, y int) bool { return higherPriority(verdicts[revived[x]], verdicts[revived[y]]) })
+	for _, i := range revived {
+		vd := &verdicts[i]
+		if costs[i] > 0 && used+costs[i] <= budget {
+			used += costs[i]
+			vd.Decision = include(vd.Candidate, model.AsMemory, "memory", "memory.current+rehydration.raw_source_trimmed", "")
+			vd.Tier = TierMemory
+			continue
+		}
+		vd.Decision = omit(vd.Candidate, "budget", model.ReasonBudget, "budget.tier_memories")
+	}
 	return used
 }
 

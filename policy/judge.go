@@ -150,7 +150,7 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 			vd.Relevance = overlap(relevanceTerms, c.Summary)
 		}
 	}
-	markConflicts(verdicts, byID)
+	markConflicts(verdicts)
 	return verdicts
 }
 
@@ -211,8 +211,14 @@ func judgeCall(v Version, req Request, c model.Candidate, _ model.Decision) Verd
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	if unresolved(c) {
 		rule := "recovery.unresolved_" + c.Status
-		if recoveryForParent(req, c) {
+		switch {
+		case recoveryForParent(req, c):
 			rule = "recovery.child_" + c.OwnerRunStatus
+		case c.OwnerParticipantID != req.ParticipantID:
+			// Another participant's unresolved state stays private to it, whatever its
+			// artifact's visibility says (DESIGN §4, recovery).
+			vd.Decision = omit(c, "recovery", model.ReasonParticipant, "recovery.other_participant")
+			return vd
 		}
 		vd.Decision = include(c, model.AsRecovery, "recovery", rule, "unresolved tool state is protected")
 		vd.Tier, vd.Protected = TierProtected, true
@@ -244,7 +250,11 @@ func judgeArtifact(v Version, req Request, c model.Candidate, recoveryCalls, sum
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	exact := model.Contains(req.ExactArtifactIDs, c.ID)
 	currentRun := req.RunID != "" && c.OwnerRunID == req.RunID
+	// Reasons in precedence order: privacy before duplicate before window.
 	switch {
+	case !v.MayReceive(req.Provider, c.PrivacyClass):
+		vd.Decision = omit(c, "privacy", model.ReasonPrivacy, "privacy.raw_restricted_for_provider")
+		return vd
 	case recoveryCalls[c.ToolCallID] && !exact:
 		vd.Decision = omit(c, "recovery", model.ReasonDuplicate, "recovery.represented_by_call")
 		return vd
@@ -253,9 +263,6 @@ func judgeArtifact(v Version, req Request, c model.Candidate, recoveryCalls, sum
 		return vd
 	case !exact && !currentRun:
 		vd.Decision = omit(c, "window", model.ReasonWindow, "window.raw_not_replayed")
-		return vd
-	case !v.MayReceive(req.Provider, c.PrivacyClass):
-		vd.Decision = omit(c, "privacy", model.ReasonPrivacy, "privacy.raw_restricted_for_provider")
 		return vd
 	}
 	size := c.ResultBytes + c.ArgsBytes
@@ -399,28 +406,44 @@ func Stale(v Version, now time.Time, c model.Candidate) (time.Time, bool) {
 }
 
 // markConflicts turns every included side of a conflict into `conflict` when two or more
-// sides are included; a lone surviving side keeps its ordinary form. Privacy- and
-// freshness-reduced forms are kept: a restricted side stays a safe summary.
-func markConflicts(verdicts []Verdict, byID map[string]int) {
+// sides are included, and turns a side back into an ordinary memory when it is the lone
+// survivor (its other sides were omitted, by a policy or by the budget). Privacy- and
+// freshness-reduced forms are kept: a restricted side stays a safe summary. Fit calls it
+// again after trimming, and so must anything else that omits records afterwards.
+func markConflicts(verdicts []Verdict) {
+	included := map[string]bool{}
+	for _, vd := range verdicts {
+		if vd.Included() {
+			included[vd.Candidate.ID] = true
+		}
+	}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if !vd.Included() || vd.Candidate.Kind != model.KindMemory || vd.Decision.As != model.AsMemory {
+		if !vd.Included() || vd.Candidate.Kind != model.KindMemory {
 			continue
 		}
+		if vd.Decision.As != model.AsMemory && vd.Decision.As != model.AsConflict {
+			continue
+		}
+		paired := false
 		for _, other := range vd.Candidate.ConflictsWith {
-			j, ok := byID[other]
-			if ok && verdicts[j].Included() {
-				vd.Decision.As = model.AsConflict
-				vd.Decision.Kind = "conflict"
-				vd.Decision.Rule = "conflict.both_sides_included"
-				break
-			}
+			paired = paired || included[other]
+		}
+		switch {
+		case paired:
+			vd.Decision.As, vd.Decision.Kind, vd.Decision.Rule = model.AsConflict, "conflict", "conflict.both_sides_included"
+		case vd.Decision.As == model.AsConflict:
+			vd.Decision.As, vd.Decision.Kind, vd.Decision.Rule = model.AsMemory, "memory", "conflict.lone_survivor"
 		}
 	}
 }
 
+// SettleConflicts re-applies the conflict rule after records were omitted late (for the
+// budget), so that a lone surviving side of a conflict takes its ordinary form.
+func SettleConflicts(verdicts []Verdict) { markConflicts(verdicts) }
+
 // conversationWindow returns the ids of the last WindowMessages user/assistant messages the
-// participant may see, and every system message between them.
+// participant may see, and the system messages among them and right before the oldest.
 func conversationWindow(v Version, req Request, cands []model.Candidate, visible []bool) map[string]bool {
 	var msgs []int
 	for i, c := range cands {

@@ -1,0 +1,312 @@
+package policy
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// fitItem is one included verdict handed to Fit, with its serialised cost.
+type fitItem struct {
+	id         string
+	tier       int
+	protected  bool
+	seq, depth int64
+	relevance  int
+	confidence *float64
+	cost       int
+}
+
+func conf(f float64) *float64 { return &f }
+
+func (it fitItem) verdict() Verdict {
+	kind := model.KindMemory
+	as := model.AsMemory
+	switch it.tier {
+	case TierProtected:
+		kind, as = model.KindToolCall, model.AsRecovery
+	case TierWindow:
+		kind, as = model.KindMessage, model.AsMessage
+	case TierEvidence:
+		kind, as = model.KindArtifact, model.AsRaw
+	case TierRuntime:
+		kind, as = model.KindCheckpoint, model.AsCheckpoint
+	}
+	c := model.Candidate{Kind: kind, ID: it.id, Seq: it.seq, Depth: it.depth, InLineage: true, Confidence: it.confidence}
+	return Verdict{Candidate: c, Decision: include(c, as, "test", "test.included", ""), Tier: it.tier,
+		Protected: it.protected, Relevance: it.relevance}
+}
+
+func TestFit(t *testing.T) {
+	cases := []struct {
+		name   string
+		items  []fitItem
+		fixed  int
+		budget int
+		// wantBudget maps each record omitted for the budget to its rule; every other
+		// record stays included.
+		wantBudget map[string]string
+		wantUsed   int
+	}{
+		{
+			name: "everything fits",
+			items: []fitItem{
+				{id: "p", tier: TierProtected, protected: true, cost: 10},
+				{id: "w", tier: TierWindow, seq: 1, cost: 10},
+				{id: "m", tier: TierMemory, seq: 2, cost: 10},
+			},
+			fixed: 5, budget: 100, wantUsed: 35,
+		},
+		{
+			name: "protected records are never trimmed, even over budget",
+			items: []fitItem{
+				{id: "recovery", tier: TierProtected, protected: true, cost: 500},
+				{id: "current", tier: TierProtected, protected: true, seq: 9, cost: 50},
+				{id: "w", tier: TierWindow, seq: 1, cost: 1},
+				{id: "m", tier: TierMemory, seq: 2, cost: 1},
+			},
+			fixed: 10, budget: 100,
+			wantBudget: map[string]string{"w": "budget.tier_window", "m": "budget.tier_memories"},
+			wantUsed:   560,
+		},
+		{
+			name: "the fixed cost counts against the budget",
+			items: []fitItem{
+				{id: "w", tier: TierWindow, seq: 1, cost: 10},
+			},
+			fixed: 95, budget: 100,
+			wantBudget: map[string]string{"w": "budget.tier_window"},
+			wantUsed:   95,
+		},
+		{
+			name: "the window stays contiguous: an older turn is not kept when a newer one was dropped",
+			items: []fitItem{
+				{id: "w1", tier: TierWindow, seq: 1, cost: 5},
+				{id: "w2", tier: TierWindow, seq: 2, cost: 50},
+				{id: "w3", tier: TierWindow, seq: 3, cost: 10},
+				{id: "m", tier: TierMemory, seq: 4, cost: 5},
+			},
+			budget:     20,
+			wantBudget: map[string]string{"w2": "budget.tier_window", "w1": "budget.tier_window"},
+			wantUsed:   15,
+		},
+		{
+			name: "the window fills newest first, across the lineage",
+			items: []fitItem{
+				{id: "ancestor", tier: TierWindow, seq: 9, depth: 1, cost: 10},
+				{id: "branch", tier: TierWindow, seq: 1, depth: 0, cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"ancestor": "budget.tier_window"},
+			wantUsed:   10,
+		},
+		{
+			name: "tiers fill in order: window, evidence, runtime state, memories",
+			items: []fitItem{
+				{id: "m", tier: TierMemory, seq: 1, cost: 10},
+				{id: "r", tier: TierRuntime, seq: 2, cost: 10},
+				{id: "e", tier: TierEvidence, seq: 3, cost: 10},
+				{id: "w", tier: TierWindow, seq: 4, cost: 10},
+			},
+			budget:     20,
+			wantBudget: map[string]string{"r": "budget.tier_runtime_state", "m": "budget.tier_memories"},
+			wantUsed:   20,
+		},
+		{
+			name: "evidence that does not fit is a budget omission",
+			items: []fitItem{
+				{id: "e", tier: TierEvidence, seq: 1, cost: 30},
+			},
+			budget:     20,
+			wantBudget: map[string]string{"e": "budget.tier_evidence"},
+			wantUsed:   0,
+		},
+		{
+			name: "memories rank by relevance before recency",
+			items: []fitItem{
+				{id: "relevant-old", tier: TierMemory, seq: 1, relevance: 2, cost: 10},
+				{id: "irrelevant-new", tier: TierMemory, seq: 9, relevance: 0, cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"irrelevant-new": "budget.tier_memories"},
+			wantUsed:   10,
+		},
+		{
+			name: "memories of equal relevance rank by recency",
+			items: []fitItem{
+				{id: "old", tier: TierMemory, seq: 1, relevance: 1, confidence: conf(0.99), cost: 10},
+				{id: "new", tier: TierMemory, seq: 2, relevance: 1, confidence: conf(0.1), cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"old": "budget.tier_memories"},
+			wantUsed:   10,
+		},
+		{
+			name: "recency follows the lineage: a branch memory is newer than an ancestor's higher seq",
+			items: []fitItem{
+				{id: "ancestor", tier: TierMemory, seq: 9, depth: 1, cost: 10},
+				{id: "branch", tier: TierMemory, seq: 1, depth: 0, cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"ancestor": "budget.tier_memories"},
+			wantUsed:   10,
+		},
+		{
+			name: "memories of equal relevance and recency rank by confidence",
+			items: []fitItem{
+				{id: "unsure", tier: TierMemory, seq: 1, confidence: conf(0.3), cost: 10},
+				{id: "sure", tier: TierMemory, seq: 1, confidence: conf(0.9), cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"unsure": "budget.tier_memories"},
+			wantUsed:   10,
+		},
+		{
+			name: "an unknown confidence ranks as 0.5",
+			items: []fitItem{
+				{id: "low", tier: TierMemory, seq: 1, confidence: conf(0.4), cost: 10},
+				{id: "unknown", tier: TierMemory, seq: 1, cost: 10},
+				{id: "high", tier: TierMemory, seq: 1, confidence: conf(0.6), cost: 10},
+			},
+			budget:     20,
+			wantBudget: map[string]string{"low": "budget.tier_memories"},
+			wantUsed:   20,
+		},
+		{
+			name: "fully tied memories fall back to id order, so the fit is deterministic",
+			items: []fitItem{
+				{id: "m-b", tier: TierMemory, seq: 1, cost: 10},
+				{id: "m-a", tier: TierMemory, seq: 1, cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"m-b": "budget.tier_memories"},
+			wantUsed:   10,
+		},
+		{
+			name: "fully tied window turns fall back to id order, the greater id counting as newer",
+			items: []fitItem{
+				{id: "w-a", tier: TierWindow, seq: 1, cost: 10},
+				{id: "w-b", tier: TierWindow, seq: 1, cost: 10},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"w-a": "budget.tier_window"},
+			wantUsed:   10,
+		},
+		{
+			name: "a memory that does not fit leaves room for a smaller, lower-ranked one",
+			items: []fitItem{
+				{id: "big", tier: TierMemory, seq: 1, relevance: 3, cost: 50},
+				{id: "small", tier: TierMemory, seq: 2, relevance: 1, cost: 5},
+			},
+			budget:     10,
+			wantBudget: map[string]string{"big": "budget.tier_memories"},
+			wantUsed:   5,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vds := make([]Verdict, len(tc.items))
+			costs := make([]int, len(tc.items))
+			for i, it := range tc.items {
+				vds[i], costs[i] = it.verdict(), it.cost
+			}
+			used := Fit(vds, costs, tc.fixed, tc.budget)
+			if used != tc.wantUsed {
+				t.Errorf("got %d tokens used, want %d", used, tc.wantUsed)
+			}
+			for _, vd := range vds {
+				id := vd.Candidate.ID
+				rule, dropped := tc.wantBudget[id]
+				switch {
+				case dropped && (vd.Included() || vd.Decision.Reason != model.ReasonBudget || vd.Decision.Rule != rule):
+					t.Errorf("%s: got %s reason %q rule %q, want omitted reason %q rule %q", id, vd.Decision.Outcome, vd.Decision.Reason, vd.Decision.Rule, model.ReasonBudget, rule)
+				case !dropped && !vd.Included():
+					t.Errorf("%s: got omitted reason %q rule %q, want included", id, vd.Decision.Reason, vd.Decision.Rule)
+				}
+				if dropped && vd.Decision.Kind != "budget" {
+					t.Errorf("%s: got decision kind %q, want %q", id, vd.Decision.Kind, "budget")
+				}
+			}
+		})
+	}
+}
+
+func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
+	c := model.Candidate{Kind: model.KindMemory, ID: "old"}
+	vds := []Verdict{{Candidate: c, Decision: omit(c, "supersession", model.ReasonSuperseded, "supersession.replaced_by_eligible"), Tier: tierNone}}
+	used := Fit(vds, []int{1000}, 3, 10)
+	if used != 3 {
+		t.Errorf("got %d tokens used, want %d (an omitted record costs nothing)", used, 3)
+	}
+	if got := vds[0].Decision.Reason; got != model.ReasonSuperseded {
+		t.Errorf("got reason %q, want %q", got, model.ReasonSuperseded)
+	}
+}
+
+// judgeAndFit runs the whole policy pipeline over a snapshot with a cost per record.
+func judgeAndFit(t *testing.T, req Request, cands []model.Candidate, cost map[string]int, budget int) map[string]model.Decision {
+	t.Helper()
+	vds := Judge(mustResolve(t, ""), req, cands)
+	costs := make([]int, len(vds))
+	for i, vd := range vds {
+		costs[i] = cost[vd.Candidate.ID]
+	}
+	Fit(vds, costs, 0, budget)
+	out := map[string]model.Decision{}
+	for _, vd := range vds {
+		out[vd.Candidate.ID] = vd.Decision
+	}
+	return out
+}
+
+func TestJudgeThenFit(t *testing.T) {
+	req := baseRequest()
+	cands := []model.Candidate{
+		message("u1", 1, "user"),
+		message("a2", 2, "assistant"),
+		toolCall("c3", 3, "failed"),
+		message("u4", 4, "user"),
+		memory("m5", 5),
+	}
+	cost := map[string]int{"u1": 10, "a2": 10, "c3": 400, "u4": 50, "m5": 10}
+	got := judgeAndFit(t, req, cands, cost, 100)
+	wantAs := map[string]string{"c3": model.AsRecovery, "u4": model.AsMessage}
+	wantBudget := []string{"a2", "m5", "u1"}
+	for id, as := range wantAs {
+		if d := got[id]; d.Outcome != OutcomeIncluded || d.As != as {
+			t.Errorf("%s: got %s as %q reason %q, want included as %q (protected)", id, d.Outcome, d.As, d.Reason, as)
+		}
+	}
+	var dropped []string
+	for id, d := range got {
+		if d.Reason == model.ReasonBudget {
+			dropped = append(dropped, id)
+		}
+	}
+	sort.Strings(dropped)
+	if !reflect.DeepEqual(dropped, wantBudget) {
+		t.Errorf("got %v omitted for the budget, want %v", dropped, wantBudget)
+	}
+}
+
+// TestFitLoneConflictSurvivor holds the budget to DESIGN §4: "when two or more sides of a
+// conflict are included, each is included as: conflict; a lone surviving side takes its
+// ordinary form". The budget decides last which sides survive.
+func TestFitLoneConflictSurvivor(t *testing.T) {
+
+	req := baseRequest()
+	cands := []model.Candidate{
+		message("u1", 1, "user", func(c *model.Candidate) { c.Content = "hotel prices" }),
+		memory("m1", 2, conflictsWith("m2"), func(c *model.Candidate) { c.Summary = "hotel prices are high" }),
+		memory("m2", 3, conflictsWith("m1"), func(c *model.Candidate) { c.Summary = "rooms are cheap" }),
+	}
+	got := judgeAndFit(t, req, cands, map[string]int{"u1": 5, "m1": 10, "m2": 10}, 15)
+	if d := got["m2"]; d.Reason != model.ReasonBudget {
+		t.Fatalf("m2: got %s reason %q, want omitted for the budget", d.Outcome, d.Reason)
+	}
+	if d := got["m1"]; d.Outcome != OutcomeIncluded || d.As != model.AsMemory {
+		t.Errorf("m1: got %s as %q (rule %q), want included as %q", d.Outcome, d.As, d.Rule, model.AsMemory)
+	}
+}
