@@ -1,0 +1,205 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/seed"
+)
+
+// seededWorld is a generated conversation with the server and key that can read it. It is
+// seeded once per process: a benchmark function runs several times (N=1 first), and the
+// seeding is far slower than what is measured.
+type seededWorld struct {
+	srv     *api.Server
+	key     string
+	summary seed.Summary
+	err     error
+}
+
+var (
+	seed1000Once  sync.Once
+	seed1000World seededWorld
+)
+
+// newBenchServer wires the API to the shared store like newHarness, for benchmarks: one
+// fresh account with its key.
+func newBenchServer() (*api.Server, string) {
+	key := "bench-key-" + randomHex(8)
+	srv := api.New(api.Config{
+		Graph: sharedStore, Idempotency: sharedStore, Health: sharedStore,
+		Assembler: assembly.NewService(sharedStore), Assemblies: sharedStore,
+		Keys: map[string]string{key: "bench-" + randomHex(6)},
+	})
+	return srv, key
+}
+
+// seedWorld generates cfg through the API in-process and logs what it wrote.
+func seedWorld(b *testing.B, cfg seed.Config) seededWorld {
+	srv, key := newBenchServer()
+	w := seededWorld{srv: srv, key: key}
+	w.summary, w.err = seed.Generate(context.Background(), seed.Client{Handler: srv, Key: key}, cfg)
+	if w.err != nil {
+		return w
+	}
+	s, c := w.summary, w.summary.Counts
+	b.Logf("seeded %d rounds on %d branches in %s: %d requests, %.1f MB written (%.1f MB of tool results, %d over 64 KiB), "+
+		"%d messages, %d tool calls, %d results (%d failed, %d retries, %d deferred, %d pending), %d memories (%d supersede, %d conflict)",
+		cfg.Rounds, len(s.Branches), s.Elapsed.Round(time.Millisecond), c.Requests, float64(s.BytesWritten)/1e6,
+		float64(c.ResultBytes)/1e6, c.BlobResults, c.Messages, c.ToolCalls, c.ToolResults, c.Failed, c.Retries,
+		c.Deferred, c.Pending, c.Memories, c.Supersedes, c.Conflicts)
+	return w
+}
+
+// BenchmarkAssembly1000Rounds10Branches times POST /v1/assemblies over real loopback HTTP
+// for the deepest branch of a 1,000-round, 10-branch conversation (one participant), with
+// its last run and an 8,000-token budget. Besides ns/op it reports the p50, p95 and p99
+// latencies of the b.N assemblies and the tokens of the last one; seeding is not timed.
+func BenchmarkAssembly1000Rounds10Branches(b *testing.B) {
+	seed1000Once.Do(func() {
+		// Branch-parallel writing keeps each branch's request sequence, so the graph is the
+		// same as in plan order; only the seeding is faster.
+		seed1000World = seedWorld(b, seed.Config{Rounds: 1000, Branches: 10, Participants: 1, Seed: 1000, Concurrency: 4})
+	})
+	w := seed1000World
+	if w.err != nil {
+		b.Fatalf("seeding: %v", w.err)
+	}
+	benchmarkAssembly(b, w)
+}
+
+// assemblyTokens is the part of an assembly response the benchmark reports.
+type assemblyTokens struct {
+	Tokens struct {
+		Assembled int `json:"assembled"`
+		Baseline  int `json:"baseline"`
+	} `json:"tokens"`
+	Included []struct {
+		As string `json:"as"`
+	} `json:"included"`
+	Omitted map[string]int `json:"omitted"`
+}
+
+func benchmarkAssembly(b *testing.B, w seededWorld) {
+	target := w.summary.Deepest()
+	if target.LastRunID == "" {
+		b.Fatalf("the deepest branch %s has no run of its own", target.Name)
+	}
+	body, err := json.Marshal(map[string]any{
+		"branchId": target.ID, "participantId": target.LastRunParticipantID, "runId": target.LastRunID,
+		"tokenBudget": 8000, "trace": false,
+		// Freshness is judged just after the synthetic timeline ends, as a live agent would.
+		"now": w.summary.LastEventAt.Add(5 * time.Minute).Format(time.RFC3339),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(w.srv)
+	defer ts.Close()
+	client := ts.Client()
+	url := ts.URL + "/v1/assemblies"
+
+	latencies := make([]time.Duration, 0, b.N)
+	stages := map[string]float64{}
+	var last []byte
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+w.key)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		latencies = append(latencies, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusCreated {
+			b.Fatalf("POST /v1/assemblies: got status %d, want 201; body %s", resp.StatusCode, out)
+		}
+		var t struct {
+			TimingsMs map[string]float64 `json:"timingsMs"`
+		}
+		if err := json.Unmarshal(out, &t); err != nil {
+			b.Fatalf("POST /v1/assemblies: the answer is not the expected JSON: %v", err)
+		}
+		for k, v := range t.TimingsMs {
+			stages[k] += v / float64(b.N)
+		}
+		last = out
+	}
+	b.StopTimer()
+
+	var a assemblyTokens
+	if err := json.Unmarshal(last, &a); err != nil {
+		b.Fatalf("the last assembly is not the expected JSON: %v", err)
+	}
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	b.ReportMetric(percentileMs(latencies, 50), "p50-ms")
+	b.ReportMetric(percentileMs(latencies, 95), "p95-ms")
+	b.ReportMetric(percentileMs(latencies, 99), "p99-ms")
+	b.ReportMetric(float64(a.Tokens.Assembled), "assembled-tokens")
+	b.ReportMetric(float64(a.Tokens.Baseline), "baseline-tokens")
+	b.ReportMetric(w.summary.Elapsed.Seconds(), "seed-s")
+
+	as := map[string]int{}
+	for _, inc := range a.Included {
+		as[inc.As]++
+	}
+	b.Logf("N=%d on branch %s (depth %d, %d lineage rounds), %d bytes answered: included %s; omitted %s; mean server timings (ms): %s",
+		b.N, target.Name, target.Depth, target.LineageRounds, len(last), countsText(as), countsText(a.Omitted), floatsText(stages))
+}
+
+// percentileMs is the nearest-rank percentile of sorted latencies, in milliseconds.
+func percentileMs(sorted []time.Duration, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return float64(sorted[max(rank, 1)-1]) / float64(time.Millisecond)
+}
+
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func floatsText(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%.1f", k, m[k]))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
