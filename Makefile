@@ -5,7 +5,7 @@ SHELL := /bin/bash
 
 LOCAL_BOLT := bolt://127.0.0.1:$(or $(NEO4J_LOCAL_BOLT_PORT),7687)
 
-.PHONY: build run test vet neo4j-start neo4j-stop neo4j-status clean
+.PHONY: build run test bench vet neo4j-start neo4j-stop neo4j-status clean
 
 build:
 	go build -o bin/ctxgraph ./cmd/ctxgraph
@@ -25,6 +25,12 @@ test: vet
 		export NEO4J_URI="$(LOCAL_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
 	fi; \
 	go test -count=1 ./...
+
+# Benchmarks against a real Neo4j, never part of `make test`: assembly latency over REST on a
+# seeded 1,000-round, 10-branch conversation.
+bench:
+	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; export NEO4J_URI="$(LOCAL_BOLT)"; fi; \
+	go test -run '^$$' -bench BenchmarkAssembly -benchtime 200x -timeout 30m ./integration/
 
 neo4j-start:
 	scripts/neo4j-local start

@@ -66,6 +66,9 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 // serialisation and token counting.
 func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, []policy.Verdict, error) {
 	start := time.Now()
+	// The window needs the content of the latest messages only; four times the window
+	// leaves room for other participants' private messages and directives among them.
+	req.MessageContentTail = 4 * v.WindowMessages
 	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req)
 	if err != nil {
 		return model.Assembly{}, nil, err
@@ -98,6 +101,18 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
 	}, snap.Candidates)
 	policyTime := time.Since(start)
+	if missingContent(verdicts) {
+		// Rare: the window reaches further back than the content read. Read it all.
+		req.MessageContentTail = 0
+		if snap, err = s.Graph.LineageSnapshot(ctx, accountID, req); err != nil {
+			return model.Assembly{}, nil, err
+		}
+		verdicts = policy.Judge(v, policy.Request{
+			ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
+			ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
+		}, snap.Candidates)
+	}
+	req.MessageContentTail = 0
 
 	// Rehydration reads raw bodies only now, after the policy selected them.
 	var rawIDs []string
@@ -248,6 +263,16 @@ func contextSection(vd policy.Verdict) int {
 		return 3
 	}
 	return 4
+}
+
+// missingContent reports whether a message the policies included came without content.
+func missingContent(verdicts []policy.Verdict) bool {
+	for _, vd := range verdicts {
+		if vd.Included() && vd.Candidate.Kind == model.KindMessage && !vd.Candidate.ContentLoaded {
+			return true
+		}
+	}
+	return false
 }
 
 // rerender refreshes the text of every included context record whose form the budget

@@ -13,6 +13,7 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		rec, err := t.one("LineageCandidates", map[string]any{
 			"accountId": accountID, "branchId": req.BranchID, "participantId": req.ParticipantID,
 			"runId": nullable(req.RunID), "asOf": req.AsOf.UTC(), "openEnded": openEnded,
+			"contentTail": contentTail(req.MessageContentTail),
 		})
 		if err != nil {
 			return model.Snapshot{}, err
@@ -55,11 +56,27 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 			lin.Branches = append(lin.Branches, lineageBranch{BranchID: l.str("branchId"), Depth: l.i64("depth"), Cutoff: l.i64("cutoff")})
 		}
 		snap.Lineage = lin.ids()
+		contents := map[string]props{}
+		for _, v := range list(rec, "messageContent") {
+			c := asProps(v)
+			contents[c.str("id")] = c
+		}
 		for _, v := range list(rec, "messages") {
-			snap.Candidates = append(snap.Candidates, messageCandidate(asProps(v)))
+			m := messageCandidate(asProps(v))
+			if c, ok := contents[m.ID]; ok {
+				m.Content, m.ParticipantName, m.ContentLoaded = c.str("content"), c.str("participantName"), true
+			}
+			snap.Candidates = append(snap.Candidates, m)
+		}
+		retries := map[string][]props{}
+		for _, v := range list(rec, "retries") {
+			r := asProps(v)
+			if r.str("id") != "" {
+				retries[r.str("of")] = append(retries[r.str("of")], r)
+			}
 		}
 		for _, v := range list(rec, "calls") {
-			snap.Candidates = append(snap.Candidates, callCandidate(asProps(v), lin))
+			snap.Candidates = append(snap.Candidates, callCandidate(asProps(v), lin, retries))
 		}
 		for _, v := range list(rec, "artifacts") {
 			snap.Candidates = append(snap.Candidates, artifactCandidate(asProps(v)))
@@ -108,8 +125,7 @@ func messageCandidate(p props) model.Candidate {
 	return model.Candidate{
 		Kind: model.KindMessage, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: p.i64("depth"),
 		InLineage: true, CreatedAt: p.time("createdAt"), Visibility: p.str("visibility"), Role: p.str("role"),
-		Content: p.str("content"), OwnerParticipantID: p.str("participantId"), OwnerRunID: p.str("runId"),
-		ParticipantName: p.str("participantName"),
+		OwnerParticipantID: p.str("participantId"), OwnerRunID: p.str("runId"),
 	}
 }
 
@@ -126,7 +142,16 @@ func ownership(c *model.Candidate, p props) {
 	c.PrivacyClass = p.str("privacyClass")
 }
 
-func callCandidate(p props, lin lineage) model.Candidate {
+// contentTail is how many of the latest lineage messages come with their content; 0 means
+// all of them.
+func contentTail(n int) int64 {
+	if n <= 0 {
+		return openEnded
+	}
+	return int64(n)
+}
+
+func callCandidate(p props, lin lineage, retries map[string][]props) model.Candidate {
 	c := model.Candidate{
 		Kind: model.KindToolCall, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: p.i64("depth"),
 		InLineage: true, CreatedAt: p.time("createdAt"), Tool: p.str("tool"), CallID: p.str("callId"),
@@ -141,12 +166,9 @@ func callCandidate(p props, lin lineage) model.Candidate {
 		// requesting participant's own state.
 		c.Visibility = model.DefaultArtifactVisibility
 	}
-	if l, ok := p["retries"].([]any); ok {
-		for _, v := range l {
-			r := asProps(v)
-			if r.str("id") != "" && lin.contains(r.str("branchId"), r.i64("seq")) {
-				c.RetriedBy = append(c.RetriedBy, r.str("id"))
-			}
+	for _, r := range retries[c.ID] {
+		if lin.contains(r.str("branchId"), r.i64("seq")) && !model.Contains(c.RetriedBy, r.str("id")) {
+			c.RetriedBy = append(c.RetriedBy, r.str("id"))
 		}
 	}
 	return c
@@ -170,7 +192,7 @@ func memoryCandidate(p props) model.Candidate {
 		Summary: p.str("summary"), SafeSummary: p.str("safeSummary"), Data: p.str("data"), Confidence: p.float("confidence"),
 		FreshnessClass: p.str("freshnessClass"), ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"),
 		RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"),
-		LiveSourceIDs: p.strs("liveSources"), SourceCallIDs: p.strs("sourceCalls"), SupersededBy: p.strs("supersededBy"),
+		LiveSourceIDs: p.strs("liveSources"), SupersededBy: p.strs("supersededBy"),
 		ConflictsWith: p.strs("conflictsWith"),
 	}
 	ownership(&c, p)

@@ -63,6 +63,9 @@ type AssemblyRequest struct {
 	Now              time.Time `json:"now"`
 	AsOf             time.Time `json:"asOf"`
 	Trace            bool      `json:"trace"`
+	// MessageContentTail is how many of the latest lineage messages the traversal reads
+	// with their content (0: all); the others come as metadata only.
+	MessageContentTail int `json:"-"`
 }
 
 // Candidate is one record of the active lineage (or a conversation-visible record of another
@@ -90,6 +93,8 @@ type Candidate struct {
 	Role            string `json:"role,omitempty"`
 	Content         string `json:"content,omitempty"`
 	ParticipantName string `json:"participantName,omitempty"`
+	// ContentLoaded is false for older messages whose content the traversal left behind.
+	ContentLoaded bool `json:"contentLoaded,omitempty"`
 
 	Tool         string   `json:"tool,omitempty"`
 	CallID       string   `json:"callId,omitempty"`
@@ -118,7 +123,6 @@ type Candidate struct {
 	RevalidateWith    []string   `json:"revalidateWith,omitempty"`
 	SourceArtifactIDs []string   `json:"sourceArtifactIds,omitempty"`
 	LiveSourceIDs     []string   `json:"liveSourceIds,omitempty"`
-	SourceCallIDs     []string   `json:"sourceCallIds,omitempty"`
 	SupersededBy      []string   `json:"supersededBy,omitempty"`
 	ConflictsWith     []string   `json:"conflictsWith,omitempty"`
 

@@ -2,10 +2,11 @@
 // The one traversal of an assembly: the active branch and its ancestors (each up to its fork
 // point), and on them every record recorded by $asOf, with what the policies need to judge
 // it and never a raw payload body (arguments only of unresolved calls and of the assembly
-// run's own calls). A failed call is resolved by a later retry: one naming it in retryOf,
-// or an identical repeat in the same run. Tool call status, run status and promotion are read as of $asOf from
-// the immutable records that carry them. Also: conversation-visible memories of other
-// branches, the baseline token sum of naive replay, and how many records of the
+// run's own calls; message content only of the latest $contentTail messages and of system
+// messages). A failed call is resolved by a later retry: one naming it in retryOf, or an
+// identical repeat in the same run. Tool call status, run status and promotion are read as
+// of $asOf from the immutable records that carry them. Also: conversation-visible memories
+// of other branches, the baseline token sum of naive replay, and how many records of the
 // conversation lie outside the lineage.
 MATCH path = (b:Branch {id: $branchId, accountId: $accountId})-[:FORKED_FROM*0..]->(a:Branch)
 WITH b, a, length(path) AS depth,
@@ -15,11 +16,17 @@ CALL (lineage) {
   UNWIND lineage AS l
   MATCH (m:Message {branchId: l.branchId})
   WHERE m.seq <= l.cutoff AND m.accountId = $accountId AND m.recordedAt <= $asOf
-  OPTIONAL MATCH (p:Participant {id: m.participantId})
-  WITH l, m, p ORDER BY l.depth DESC, m.seq
-  RETURN collect(m {.id, .branchId, .seq, .role, .content, .participantId, .runId, .visibility, .createdAt,
-                    depth: l.depth, participantName: p.name}) AS messages,
+  WITH l, m ORDER BY l.depth DESC, m.seq
+  RETURN collect(m {.id, .branchId, .seq, .role, .participantId, .runId, .visibility, .createdAt,
+                    depth: l.depth}) AS messages,
          sum(coalesce(m.baselineTokens, 0)) AS messageTokens
+}
+CALL (messages) {
+  UNWIND [x IN messages WHERE x.role = 'system'] + messages[-$contentTail..] AS x
+  WITH DISTINCT x.id AS id
+  MATCH (m:Message {id: id})
+  OPTIONAL MATCH (p:Participant {id: m.participantId})
+  RETURN collect({id: id, content: m.content, participantName: p.name}) AS messageContent
 }
 CALL (lineage) {
   UNWIND lineage AS l
@@ -32,19 +39,7 @@ CALL (lineage) {
     WITH art ORDER BY art.seq DESC
     RETURN collect(art.id) AS artifactIds, head(collect(art)) AS last
   }
-  CALL (t, r) {
-    // A retry names the failed call (retryOf), or repeats it exactly: a later call of the
-    // same run with the same tool and byte-identical arguments.
-    OPTIONAL MATCH (retry:ToolCall {retryOf: t.id})
-    WHERE retry.accountId = $accountId AND retry.recordedAt <= $asOf
-    RETURN {id: retry.id, branchId: retry.branchId, seq: retry.seq} AS retry
-    UNION
-    OPTIONAL MATCH (r)-[:REQUESTED]->(retry:ToolCall {tool: t.tool, argumentsSha256: t.argumentsSha256})
-    WHERE retry.seq > t.seq AND retry.recordedAt <= $asOf
-    RETURN {id: retry.id, branchId: retry.branchId, seq: retry.seq} AS retry
-  }
-  WITH l, t, r, artifactIds, last, collect(retry) AS retries
-  WITH l, t, r, artifactIds, last, retries, coalesce(last.status, 'pending') AS status
+  WITH l, t, r, artifactIds, last, coalesce(last.status, 'pending') AS status
   ORDER BY l.depth DESC, t.seq
   RETURN collect(t {.id, .branchId, .seq, .tool, .callId, .retryOf, .createdAt, .argumentsRef,
                     depth: l.depth, status: status,
@@ -57,8 +52,23 @@ CALL (lineage) {
                     visibility: last.visibility, privacyClass: last.privacyClass,
                     sharedWith: last.sharedWithParticipants,
                     promoted: coalesce(last.promotedAt <= $asOf, false), promotedTo: last.promotedToParticipantId,
-                    artifactIds: artifactIds, retries: retries}) AS calls,
+                    artifactIds: artifactIds, argumentsSha256: t.argumentsSha256}) AS calls,
          sum(coalesce(t.baselineTokens, 0)) AS callTokens
+}
+CALL (calls) {
+  // Only failed calls need their retries: one naming the call in retryOf, or an identical
+  // repeat (same tool, byte-identical arguments) later in the same run.
+  UNWIND [c IN calls WHERE c.status = 'failed'] AS c
+  CALL (c) {
+    MATCH (retry:ToolCall {retryOf: c.id})
+    WHERE retry.accountId = $accountId AND retry.recordedAt <= $asOf
+    RETURN retry
+    UNION
+    MATCH (:ModelRun {id: c.runId})-[:REQUESTED]->(retry:ToolCall {tool: c.tool, argumentsSha256: c.argumentsSha256})
+    WHERE retry.seq > c.seq AND retry.recordedAt <= $asOf
+    RETURN retry
+  }
+  RETURN collect({of: c.id, id: retry.id, branchId: retry.branchId, seq: retry.seq}) AS retries
 }
 CALL (lineage) {
   UNWIND lineage AS l
@@ -75,22 +85,28 @@ CALL (lineage) {
          sum(coalesce(a.baselineTokens, 0)) AS artifactTokens
 }
 CALL (b, lineage) {
-  MATCH (m:ToolMemory {conversationId: b.conversationId})
-  WHERE m.accountId = $accountId AND m.recordedAt <= $asOf
-  WITH m, [l IN lineage WHERE l.branchId = m.branchId AND m.seq <= l.cutoff][0] AS l
-  WITH m, l WHERE l IS NOT NULL OR m.visibility = 'conversation'
+  CALL (b, lineage) {
+    UNWIND lineage AS l
+    MATCH (m:ToolMemory {branchId: l.branchId})
+    WHERE m.seq <= l.cutoff AND m.accountId = $accountId AND m.recordedAt <= $asOf
+    RETURN m, l.depth AS depth
+    UNION ALL
+    MATCH (m:ToolMemory {conversationId: b.conversationId, visibility: 'conversation'})
+    WHERE m.accountId = $accountId AND m.recordedAt <= $asOf
+      AND NOT any(l IN lineage WHERE l.branchId = m.branchId AND m.seq <= l.cutoff)
+    RETURN m, -1 AS depth
+  }
   OPTIONAL MATCH (r:ModelRun {id: m.ownerRunId})
-  WITH m, l, r ORDER BY coalesce(l.depth, -1) DESC, m.seq
+  WITH m, depth, r ORDER BY depth DESC, m.seq
   RETURN collect(m {.id, .branchId, .seq, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
                     .freshnessClass, .observedAt, .staleAfter, .revalidateWith, .sourceArtifactIds, .visibility,
-                    .ownerParticipantId, .ownerRunId, .createdAt, depth: coalesce(l.depth, -1), inLineage: l IS NOT NULL,
+                    .ownerParticipantId, .ownerRunId, .createdAt, depth: depth, inLineage: depth >= 0,
                     sharedWith: m.sharedWithParticipants,
                     promoted: coalesce(m.promotedAt <= $asOf, false), promotedTo: m.promotedToParticipantId,
                     runParentId: r.parentRunId,
                     runStatus: CASE WHEN r.endRecordedAt <= $asOf THEN r.status ELSE 'running' END,
                     runEndedAt: CASE WHEN r.endRecordedAt <= $asOf THEN r.endedAt END,
                     liveSources: [(m)-[:DERIVED_FROM]->(x:ToolArtifact) WHERE x.recordedAt <= $asOf | x.id],
-                    sourceCalls: [(m)-[:DERIVED_FROM]->(:ToolArtifact)<-[:PRODUCED]-(c:ToolCall) | c.id],
                     supersededBy: [(n:ToolMemory)-[:SUPERSEDES]->(m) WHERE n.recordedAt <= $asOf | n.id],
                     conflictsWith: [(m)-[:CONFLICTS_WITH]-(o:ToolMemory) WHERE o.recordedAt <= $asOf | o.id]}) AS memories
 }
@@ -120,5 +136,6 @@ CALL (b) {
 }
 OPTIONAL MATCH (p:Participant {id: $participantId, accountId: $accountId})
 OPTIONAL MATCH (run:ModelRun {id: $runId, accountId: $accountId})
-RETURN b.conversationId AS conversationId, lineage, messages, messageTokens, calls, callTokens, artifacts,
+RETURN b.conversationId AS conversationId, lineage, messages, messageContent, messageTokens, calls, retries,
+       callTokens, artifacts,
        artifactTokens, memories, checkpoints, skills, excluded, participants, p, run
