@@ -47,6 +47,15 @@ var storedDecisionKinds = map[string]bool{
 	"visibility": true, "supersession": true, "provenance": true, "conflict": true,
 }
 
+// byType is a parameter map with one (empty) list per record type an assembly can name.
+func byType() map[string]any {
+	m := map[string]any{}
+	for _, t := range []string{model.KindMessage, model.KindMemory, model.KindArtifact, model.KindToolCall, model.KindCheckpoint, model.KindSkills} {
+		m[t] = []map[string]any{}
+	}
+	return m
+}
+
 // RecordAssembly writes the assembly, its INCLUDED edges and its policy decisions in one
 // transaction.
 func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.Assembly) error {
@@ -54,17 +63,20 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	if err != nil {
 		return model.Internal("encoding the assembly record", err)
 	}
-	included := make([]map[string]any, len(a.Included))
+	included := byType()
 	for i, inc := range a.Included {
-		included[i] = map[string]any{"ref": inc.Ref, "type": inc.Type, "as": inc.As, "position": i}
+		included[inc.Type] = append(included[inc.Type].([]map[string]any),
+			map[string]any{"ref": inc.Ref, "as": inc.As, "position": i})
 	}
-	var decisions []map[string]any
+	decisions := byType()
+	stored := 0
 	for _, d := range a.Decisions {
-		if storedDecisionKinds[d.Kind] {
-			decisions = append(decisions, map[string]any{
-				"id": newID("pd"), "ref": d.Ref, "type": d.Type, "kind": d.Kind, "outcome": d.Outcome,
+		if list, ok := decisions[d.Type].([]map[string]any); ok && storedDecisionKinds[d.Kind] {
+			decisions[d.Type] = append(list, map[string]any{
+				"id": newID("pd"), "ref": d.Ref, "kind": d.Kind, "outcome": d.Outcome,
 				"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule,
 			})
+			stored++
 		}
 	}
 	_, err = writeTx(ctx, s, func(t *tx) (struct{}, error) {
@@ -84,7 +96,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		if rec == nil {
 			return struct{}{}, model.NotFound("conversation", a.ConversationID)
 		}
-		if len(decisions) > 0 {
+		if stored > 0 {
 			if _, err := t.run("RecordPolicyDecisions", map[string]any{
 				"assemblyId": a.ID, "accountId": accountID, "policyVersion": a.PolicyVersion, "decisions": decisions,
 			}); err != nil {

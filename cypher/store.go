@@ -201,6 +201,9 @@ func translate(err error) error {
 	}
 	var conn *neo4j.ConnectivityError
 	var limit *neo4j.TransactionExecutionLimit
+	// The driver's pool reports some connection failures (acquisition timeouts, a dial
+	// during session setup) as plain errors whose text is the only mark of their kind;
+	// these two substrings are matched here, at the driver boundary, and nowhere else.
 	if errors.As(err, &conn) || errors.As(err, &limit) || errors.Is(err, context.DeadlineExceeded) ||
 		strings.Contains(err.Error(), "ConnectivityError") || strings.Contains(err.Error(), "connection acquisition") {
 		return model.Unavailable("Neo4j is unreachable", err)

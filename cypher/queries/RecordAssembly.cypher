@@ -1,6 +1,7 @@
 // name: RecordAssembly
 // The record of one assembly: the request it answered, what it sent (as JSON text for
-// Browser readers), FOR_RUN to its run and INCLUDED {as} to every record it serialised.
+// Browser readers), FOR_RUN to its run and INCLUDED {as, position} to every record it
+// serialised ($included groups them by type, so each is found by one unique-index seek).
 MATCH (c:Conversation {id: $conversationId, accountId: $accountId})
 CREATE (a:ContextAssembly {id: $id, accountId: $accountId, conversationId: c.id, branchId: $branchId,
                            participantId: $participantId, runId: $runId, runtimeKind: $runtimeKind,
@@ -15,16 +16,33 @@ CALL (a) {
   CREATE (a)-[:FOR_RUN]->(r)
 }
 CALL (a) {
-  UNWIND $included AS inc
-  CALL (inc) {
-    MATCH (n:Message {id: inc.ref}) WHERE inc.type = 'message' RETURN n
-    UNION MATCH (n:ToolMemory {id: inc.ref}) WHERE inc.type = 'memory' RETURN n
-    UNION MATCH (n:ToolArtifact {id: inc.ref}) WHERE inc.type = 'artifact' RETURN n
-    UNION MATCH (n:ToolCall {id: inc.ref}) WHERE inc.type = 'tool_call' RETURN n
-    UNION MATCH (n:Checkpoint {id: inc.ref}) WHERE inc.type = 'checkpoint' RETURN n
-    UNION MATCH (n:SkillState {id: inc.ref}) WHERE inc.type = 'skill_state' RETURN n
-  }
-  WITH a, inc, n WHERE n.accountId = $accountId
+  UNWIND $included.message AS inc
+  MATCH (n:Message {id: inc.ref, accountId: $accountId})
+  CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
+}
+CALL (a) {
+  UNWIND $included.memory AS inc
+  MATCH (n:ToolMemory {id: inc.ref, accountId: $accountId})
+  CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
+}
+CALL (a) {
+  UNWIND $included.artifact AS inc
+  MATCH (n:ToolArtifact {id: inc.ref, accountId: $accountId})
+  CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
+}
+CALL (a) {
+  UNWIND $included.tool_call AS inc
+  MATCH (n:ToolCall {id: inc.ref, accountId: $accountId})
+  CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
+}
+CALL (a) {
+  UNWIND $included.checkpoint AS inc
+  MATCH (n:Checkpoint {id: inc.ref, accountId: $accountId})
+  CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
+}
+CALL (a) {
+  UNWIND $included.skill_state AS inc
+  MATCH (n:SkillState {id: inc.ref, accountId: $accountId})
   CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
 }
 RETURN a.id AS id
