@@ -75,14 +75,26 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 				retries[r.str("of")] = append(retries[r.str("of")], r)
 			}
 		}
-		for _, v := range list(rec, "calls") {
-			snap.Candidates = append(snap.Candidates, callCandidate(asProps(v), lin, retries))
+		runs := map[string]props{}
+		for _, v := range list(rec, "runs") {
+			r := asProps(v)
+			runs[r.str("id")] = r
 		}
+		// A call's outcome is its latest artifact in the lineage: artifacts come in lineage
+		// order, so the last one seen per call wins.
+		outcomes := map[string][]props{}
+		var artifacts []model.Candidate
 		for _, v := range list(rec, "artifacts") {
-			snap.Candidates = append(snap.Candidates, artifactCandidate(asProps(v)))
+			a := asProps(v)
+			outcomes[a.str("toolCallId")] = append(outcomes[a.str("toolCallId")], a)
+			artifacts = append(artifacts, artifactCandidate(a, runs))
 		}
+		for _, v := range list(rec, "calls") {
+			snap.Candidates = append(snap.Candidates, callCandidate(asProps(v), lin, retries, outcomes[asProps(v).str("id")], runs))
+		}
+		snap.Candidates = append(snap.Candidates, artifacts...)
 		for _, v := range list(rec, "memories") {
-			snap.Candidates = append(snap.Candidates, memoryCandidate(asProps(v)))
+			snap.Candidates = append(snap.Candidates, memoryCandidate(asProps(v), runs))
 		}
 		for _, v := range list(rec, "checkpoints") {
 			c := asProps(v)
@@ -129,43 +141,50 @@ func messageCandidate(p props) model.Candidate {
 	}
 }
 
-// ownership fills the fields every tool-derived candidate shares.
-func ownership(c *model.Candidate, p props) {
+// ownership fills the fields every tool-derived candidate shares; run is the owner run's
+// parent and status as of the snapshot.
+func ownership(c *model.Candidate, p props, runs map[string]props) {
 	c.Visibility = p.str("visibility")
 	c.OwnerParticipantID = p.str("ownerParticipantId")
 	c.OwnerRunID = p.str("ownerRunId")
-	c.OwnerRunParentID = p.str("runParentId")
-	c.OwnerRunStatus = p.str("runStatus")
 	c.SharedWith = p.strs("sharedWith")
 	c.Promoted = p.boolean("promoted")
 	c.PromotedTo = p.str("promotedTo")
 	c.PrivacyClass = p.str("privacyClass")
+	runOwnership(c, runs)
 }
 
-// contentTail is how many of the latest lineage messages come with their content; 0 means
-// all of them.
-func contentTail(n int) int64 {
-	if n <= 0 {
-		return openEnded
+func runOwnership(c *model.Candidate, runs map[string]props) {
+	if r, ok := runs[c.OwnerRunID]; ok {
+		c.OwnerRunParentID = r.str("parentRunId")
+		c.OwnerRunStatus = r.str("status")
 	}
-	return int64(n)
 }
 
-func callCandidate(p props, lin lineage, retries map[string][]props) model.Candidate {
+// callCandidate builds a tool call with its outcome as of the snapshot: the latest of its
+// artifacts in the lineage, or pending when it has none there.
+func callCandidate(p props, lin lineage, retries map[string][]props, outcomes []props, runs map[string]props) model.Candidate {
 	c := model.Candidate{
 		Kind: model.KindToolCall, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: p.i64("depth"),
 		InLineage: true, CreatedAt: p.time("createdAt"), Tool: p.str("tool"), CallID: p.str("callId"),
-		Arguments: p.str("arguments"), ArgumentsRef: p.str("argumentsRef"), Status: p.str("status"),
-		ErrorCode: p.str("errorCode"), ErrorMessage: p.str("errorMessage"), Retryable: p.boolean("retryable"),
-		RetryOf: p.str("retryOf"), ArtifactIDs: p.strs("artifactIds"), RunID: p.str("runId"),
-	}
-	ownership(&c, p)
-	c.OwnerRunID = p.str("runId")
-	if c.Visibility == "" {
+		Arguments: p.str("arguments"), ArgumentsRef: p.str("argumentsRef"), Status: model.ToolCallPending,
+		RetryOf: p.str("retryOf"), RunID: p.str("runId"), OwnerRunID: p.str("runId"),
+		OwnerParticipantID: p.str("participantId"),
 		// A call with no outcome yet has no artifact to carry its visibility: it is the
 		// requesting participant's own state.
-		c.Visibility = model.DefaultArtifactVisibility
+		Visibility: model.DefaultArtifactVisibility,
 	}
+	for i := len(outcomes) - 1; i >= 0; i-- {
+		c.ArtifactIDs = append(c.ArtifactIDs, outcomes[i].str("id"))
+	}
+	if n := len(outcomes); n > 0 {
+		last := outcomes[n-1]
+		c.Status, c.ErrorCode, c.ErrorMessage = last.str("status"), last.str("errorCode"), last.str("errorMessage")
+		c.Retryable = last.boolean("retryable")
+		c.Visibility, c.PrivacyClass, c.SharedWith = last.str("visibility"), last.str("privacyClass"), last.strs("sharedWith")
+		c.Promoted, c.PromotedTo = last.boolean("promoted"), last.str("promotedTo")
+	}
+	runOwnership(&c, runs)
 	for _, r := range retries[c.ID] {
 		if lin.contains(r.str("branchId"), r.i64("seq")) && !model.Contains(c.RetriedBy, r.str("id")) {
 			c.RetriedBy = append(c.RetriedBy, r.str("id"))
@@ -174,18 +193,18 @@ func callCandidate(p props, lin lineage, retries map[string][]props) model.Candi
 	return c
 }
 
-func artifactCandidate(p props) model.Candidate {
+func artifactCandidate(p props, runs map[string]props) model.Candidate {
 	c := model.Candidate{
 		Kind: model.KindArtifact, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: p.i64("depth"),
 		InLineage: true, CreatedAt: p.time("createdAt"), ToolCallID: p.str("toolCallId"), Tool: p.str("tool"),
 		Status: p.str("status"), ResultBytes: p.i64("resultBytes"), ArgsBytes: p.i64("argsBytes"),
 		ErrorCode: p.str("errorCode"), ErrorMessage: p.str("errorMessage"),
 	}
-	ownership(&c, p)
+	ownership(&c, p, runs)
 	return c
 }
 
-func memoryCandidate(p props) model.Candidate {
+func memoryCandidate(p props, runs map[string]props) model.Candidate {
 	c := model.Candidate{
 		Kind: model.KindMemory, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: p.i64("depth"),
 		InLineage: p.boolean("inLineage"), CreatedAt: p.time("createdAt"), MemoryKind: p.str("kind"),
@@ -195,10 +214,19 @@ func memoryCandidate(p props) model.Candidate {
 		LiveSourceIDs: p.strs("liveSources"), SupersededBy: p.strs("supersededBy"),
 		ConflictsWith: p.strs("conflictsWith"),
 	}
-	ownership(&c, p)
-	if ended := p.timePtr("runEndedAt"); ended != nil && c.FreshnessClass == "session" && c.StaleAfter == nil {
+	ownership(&c, p, runs)
+	if ended := runs[c.OwnerRunID].timePtr("endedAt"); ended != nil && c.FreshnessClass == "session" && c.StaleAfter == nil {
 		// A session memory lasts until the run that observed it ends.
 		c.StaleAfter = ended
 	}
 	return c
+}
+
+// contentTail is how many of the latest lineage messages come with their content; 0 means
+// all of them.
+func contentTail(n int) int64 {
+	if n <= 0 {
+		return openEnded
+	}
+	return int64(n)
 }

@@ -169,3 +169,20 @@ func TestAssemblyStaysWithinTheBudgetAndKeepsRecovery(t *testing.T) {
 		}
 	}
 }
+
+func TestForkSeesCallsAsTheyWereAtTheForkPoint(t *testing.T) {
+	h := newHarness(t)
+	w := h.world() // user message, run, pending call
+	m2 := str(h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "assistant", "content": "Reading the sheet…", "runId": w.run}), "id")
+	fork := str(h.must(201, "POST", "/v1/conversations/"+w.conv+"/branches", map[string]any{"parentBranchId": w.branch, "forkAfterMessageId": m2, "name": "before-result"}), "id")
+	h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"rows": 12}, "privacyClass": "internal"})
+
+	onMain := includedAs(h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant}))
+	if onMain[w.call] == "recovery" {
+		t.Errorf("on main the call has its result; got it as recovery: %v", onMain)
+	}
+	onFork := h.assemble(map[string]any{"branchId": fork, "participantId": w.participant})
+	if includedAs(onFork)[w.call] != "recovery" || !strings.Contains(string(mustJSON(onFork["messages"])), "A1:F200") {
+		t.Errorf("on the fork the result was never recorded; got %v, want the call as recovery with its arguments", includedAs(onFork))
+	}
+}

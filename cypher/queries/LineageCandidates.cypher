@@ -29,36 +29,24 @@ CALL (messages) {
   RETURN collect({id: id, content: m.content, participantName: p.name}) AS messageContent
 }
 CALL (lineage) {
+  // A call's outcome is its latest artifact in the lineage (see artifacts below); its
+  // arguments are read only when it may be unresolved as of $asOf on this lineage: its
+  // current status is open, or it was resolved after the fork point or after $asOf.
   UNWIND lineage AS l
   MATCH (t:ToolCall {branchId: l.branchId})
   WHERE t.seq <= l.cutoff AND t.accountId = $accountId AND t.recordedAt <= $asOf
-  MATCH (r:ModelRun {id: t.runId})
-  CALL (t) {
-    OPTIONAL MATCH (t)-[:PRODUCED]->(art:ToolArtifact)
-    WHERE art.recordedAt <= $asOf
-    WITH art ORDER BY art.seq DESC
-    RETURN collect(art.id) AS artifactIds, head(collect(art)) AS last
-  }
-  WITH l, t, r, artifactIds, last, coalesce(last.status, 'pending') AS status
-  ORDER BY l.depth DESC, t.seq
-  RETURN collect(t {.id, .branchId, .seq, .tool, .callId, .retryOf, .createdAt, .argumentsRef,
-                    depth: l.depth, status: status,
-                    arguments: CASE WHEN status IN ['pending', 'deferred', 'failed'] OR t.runId = $runId
-                                    THEN t.arguments END,
-                    errorCode: last.errorCode, errorMessage: last.errorMessage,
-                    retryable: coalesce(last.retryable, false), runId: r.id, ownerParticipantId: r.participantId,
-                    runParentId: r.parentRunId,
-                    runStatus: CASE WHEN r.endRecordedAt <= $asOf THEN r.status ELSE 'running' END,
-                    visibility: last.visibility, privacyClass: last.privacyClass,
-                    sharedWith: last.sharedWithParticipants,
-                    promoted: coalesce(last.promotedAt <= $asOf, false), promotedTo: last.promotedToParticipantId,
-                    artifactIds: artifactIds, argumentsSha256: t.argumentsSha256}) AS calls,
+  WITH l, t ORDER BY l.depth DESC, t.seq
+  RETURN collect(t {.id, .branchId, .seq, .tool, .callId, .retryOf, .createdAt, .argumentsRef, .runId,
+                    .participantId, .argumentsSha256, depth: l.depth,
+                    arguments: CASE WHEN t.status IN ['pending', 'deferred', 'failed'] OR t.runId = $runId
+                                      OR t.resolvedSeq > l.cutoff OR t.resolvedRecordedAt > $asOf
+                                    THEN t.arguments END}) AS calls,
          sum(coalesce(t.baselineTokens, 0)) AS callTokens
 }
 CALL (calls) {
-  // Only failed calls need their retries: one naming the call in retryOf, or an identical
-  // repeat (same tool, byte-identical arguments) later in the same run.
-  UNWIND [c IN calls WHERE c.status = 'failed'] AS c
+  // Only calls that may be open need their retries: one naming the call in retryOf, or an
+  // identical repeat (same tool, byte-identical arguments) later in the same run.
+  UNWIND [c IN calls WHERE c.arguments IS NOT NULL OR c.argumentsRef IS NOT NULL] AS c
   CALL (c) {
     MATCH (retry:ToolCall {retryOf: c.id})
     WHERE retry.accountId = $accountId AND retry.recordedAt <= $asOf
@@ -74,14 +62,11 @@ CALL (lineage) {
   UNWIND lineage AS l
   MATCH (a:ToolArtifact {branchId: l.branchId})
   WHERE a.seq <= l.cutoff AND a.accountId = $accountId AND a.recordedAt <= $asOf
-  MATCH (r:ModelRun {id: a.ownerRunId})
-  WITH l, a, r ORDER BY l.depth DESC, a.seq
+  WITH l, a ORDER BY l.depth DESC, a.seq
   RETURN collect(a {.id, .branchId, .seq, .toolCallId, .tool, .status, .privacyClass, .visibility,
                     .ownerParticipantId, .ownerRunId, .resultBytes, .argsBytes, .createdAt, .errorCode,
-                    .errorMessage, depth: l.depth, sharedWith: a.sharedWithParticipants,
-                    promoted: coalesce(a.promotedAt <= $asOf, false), promotedTo: a.promotedToParticipantId,
-                    runParentId: r.parentRunId,
-                    runStatus: CASE WHEN r.endRecordedAt <= $asOf THEN r.status ELSE 'running' END}) AS artifacts,
+                    .errorMessage, .retryable, depth: l.depth, sharedWith: a.sharedWithParticipants,
+                    promoted: coalesce(a.promotedAt <= $asOf, false), promotedTo: a.promotedToParticipantId}) AS artifacts,
          sum(coalesce(a.baselineTokens, 0)) AS artifactTokens
 }
 CALL (b, lineage) {
@@ -96,19 +81,24 @@ CALL (b, lineage) {
       AND NOT any(l IN lineage WHERE l.branchId = m.branchId AND m.seq <= l.cutoff)
     RETURN m, -1 AS depth
   }
-  OPTIONAL MATCH (r:ModelRun {id: m.ownerRunId})
-  WITH m, depth, r ORDER BY depth DESC, m.seq
+  WITH m, depth ORDER BY depth DESC, m.seq
   RETURN collect(m {.id, .branchId, .seq, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
                     .freshnessClass, .observedAt, .staleAfter, .revalidateWith, .sourceArtifactIds, .visibility,
                     .ownerParticipantId, .ownerRunId, .createdAt, depth: depth, inLineage: depth >= 0,
                     sharedWith: m.sharedWithParticipants,
                     promoted: coalesce(m.promotedAt <= $asOf, false), promotedTo: m.promotedToParticipantId,
-                    runParentId: r.parentRunId,
-                    runStatus: CASE WHEN r.endRecordedAt <= $asOf THEN r.status ELSE 'running' END,
-                    runEndedAt: CASE WHEN r.endRecordedAt <= $asOf THEN r.endedAt END,
                     liveSources: [(m)-[:DERIVED_FROM]->(x:ToolArtifact) WHERE x.recordedAt <= $asOf | x.id],
                     supersededBy: [(n:ToolMemory)-[:SUPERSEDES]->(m) WHERE n.recordedAt <= $asOf | n.id],
                     conflictsWith: [(m)-[:CONFLICTS_WITH]-(o:ToolMemory) WHERE o.recordedAt <= $asOf | o.id]}) AS memories
+}
+CALL (calls, artifacts, memories) {
+  // Every run that owns a record, once: parent and status as of $asOf.
+  UNWIND [c IN calls | c.runId] + [a IN artifacts | a.ownerRunId] + [m IN memories | m.ownerRunId] AS runId
+  WITH DISTINCT runId WHERE runId IS NOT NULL
+  MATCH (r:ModelRun {id: runId})
+  RETURN collect({id: r.id, parentRunId: r.parentRunId,
+                  status: CASE WHEN r.endRecordedAt <= $asOf THEN r.status ELSE 'running' END,
+                  endedAt: CASE WHEN r.endRecordedAt <= $asOf THEN r.endedAt END}) AS runs
 }
 CALL (lineage) {
   UNWIND lineage AS l
@@ -137,5 +127,5 @@ CALL (b) {
 OPTIONAL MATCH (p:Participant {id: $participantId, accountId: $accountId})
 OPTIONAL MATCH (run:ModelRun {id: $runId, accountId: $accountId})
 RETURN b.conversationId AS conversationId, lineage, messages, messageContent, messageTokens, calls, retries,
-       callTokens, artifacts,
+       callTokens, artifacts, runs,
        artifactTokens, memories, checkpoints, skills, excluded, participants, p, run

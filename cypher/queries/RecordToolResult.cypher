@@ -14,7 +14,7 @@ CALL (r) {
   RETURN head(collect(s.loadedSkills)) AS activeSkills
 }
 SET t.status = $status, t.retryable = $retryable, t.errorCode = $errorCode, t.errorMessage = $errorMessage,
-    t.resolvedAt = $createdAt
+    t.resolvedAt = $createdAt, t.resolvedSeq = seq, t.resolvedRecordedAt = $recordedAt
 CREATE (a:ToolArtifact {id: $id, accountId: $accountId, conversationId: t.conversationId, branchId: b.id, seq: seq,
                         toolCallId: t.id, tool: t.tool, status: $status, errorCode: $errorCode, errorMessage: $errorMessage,
                         args: t.arguments, argsRef: t.argumentsRef, argsSha256: t.argumentsSha256, argsBytes: t.argumentsBytes,
