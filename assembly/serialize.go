@@ -59,6 +59,14 @@ func contextLine(vd policy.Verdict, provider string, raw map[string]model.Artifa
 
 func recoveryLine(vd policy.Verdict, names map[string]string) string {
 	c := vd.Candidate
+	if vd.Compact {
+		// The budget cannot hold every open call in full: name it so it can be asked for.
+		line := fmt.Sprintf("Open call %s (%s, call %s", c.Tool, c.Status, c.ID)
+		if c.ErrorCode != "" {
+			line += ", error " + c.ErrorCode
+		}
+		return line + "; details withheld for the budget)"
+	}
 	args := c.Arguments
 	switch {
 	case vd.ArgsWithheld:

@@ -132,6 +132,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	names := snap.ParticipantNames
 	texts := make([]string, len(verdicts))
 	costs := make([]int, len(verdicts))
+	compactCosts := make([]int, len(verdicts))
 	for i, vd := range verdicts {
 		if vd.Decision.Rule == "rehydration.raw_source_included" {
 			// Priced as an ordinary memory in case the budget trims its raw source.
@@ -149,10 +150,17 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		}
 		texts[i] = contextLine(vd, req.Provider, raw, names)
 		costs[i] = tk.Count("\n" + texts[i])
+		compactCosts[i] = costs[i]
+		if vd.Decision.As == model.AsRecovery {
+			compact := vd
+			compact.Compact = true
+			compactCosts[i] = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
+		}
 	}
 	head := header(req.Now)
 	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
 	fitStart := time.Now()
+	policy.CompactRecovery(verdicts, costs, compactCosts, fixed, req.TokenBudget)
 	policy.Fit(verdicts, costs, fixed, req.TokenBudget)
 	fitTime := time.Since(fitStart)
 	policyTime += fitTime

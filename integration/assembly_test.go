@@ -186,3 +186,27 @@ func TestForkSeesCallsAsTheyWereAtTheForkPoint(t *testing.T) {
 		t.Errorf("on the fork the result was never recorded; got %v, want the call as recovery with its arguments", includedAs(onFork))
 	}
 }
+
+func TestOpenCallsBeyondTheBudgetAreCompactedNeverDropped(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	calls := []string{w.call}
+	for i := 0; i < 15; i++ {
+		id := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "crm_lookup",
+			"arguments": map[string]any{"query": strings.Repeat("account renewal status ", 12), "page": i}}), "id")
+		calls = append(calls, id)
+	}
+	a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 600})
+	got := includedAs(a)
+	for _, c := range calls {
+		if got[c] != "recovery" {
+			t.Errorf("open call %s: got %q, want recovery", c, got[c])
+		}
+	}
+	if n := a["tokens"].(map[string]any)["assembled"].(float64); n > 600 {
+		t.Errorf("got %v assembled tokens, want at most the budget 600", n)
+	}
+	if !strings.Contains(string(mustJSON(a["messages"])), "details withheld for the budget") {
+		t.Errorf("no open call was compacted although the full forms overflow the budget")
+	}
+}

@@ -120,3 +120,36 @@ func tierName(t int) string {
 	}
 	return "protected"
 }
+
+// CompactRecovery keeps protected recovery state within the budget when it alone would
+// overflow it: recovery is never omitted, but the oldest items are switched, one by one, to
+// their compact form (tool, status, call id and error code, without arguments or message)
+// until the protected records fit or none is left to compact. costs[i] becomes
+// compactCosts[i] for each compacted item. It returns the protected records' total cost.
+func CompactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budget int) int {
+	protected := fixed
+	var recovery []int
+	for i, vd := range verdicts {
+		if !vd.Included() || !vd.Protected {
+			continue
+		}
+		protected += costs[i]
+		if vd.Decision.As == model.AsRecovery && compactCosts[i] < costs[i] {
+			recovery = append(recovery, i)
+		}
+	}
+	// Oldest first: the newest unresolved state keeps its exact arguments longest.
+	sort.SliceStable(recovery, func(x, y int) bool {
+		return lineageLess(verdicts[recovery[x]].Candidate, verdicts[recovery[y]].Candidate)
+	})
+	for _, i := range recovery {
+		if protected <= budget {
+			break
+		}
+		protected -= costs[i] - compactCosts[i]
+		costs[i] = compactCosts[i]
+		verdicts[i].Compact = true
+		verdicts[i].Decision.Rule += "+budget.recovery_compacted"
+	}
+	return protected
+}

@@ -310,3 +310,40 @@ func TestFitLoneConflictSurvivor(t *testing.T) {
 		t.Errorf("m1: got %s as %q (rule %q), want included as %q", d.Outcome, d.As, d.Rule, model.AsMemory)
 	}
 }
+
+func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
+	mk := func(id string, seq int64) Verdict {
+		c := model.Candidate{Kind: model.KindToolCall, ID: id, Seq: seq, InLineage: true, Status: "pending", Tool: "t"}
+		return Verdict{Candidate: c, Protected: true, Tier: TierProtected,
+			Decision: model.Decision{Ref: id, Type: c.Kind, Outcome: OutcomeIncluded, As: model.AsRecovery, Rule: "recovery.unresolved_pending"}}
+	}
+	cases := []struct {
+		name        string
+		budget      int
+		wantCompact []bool
+		wantTotal   int
+	}{
+		{"everything fits", 1000, []bool{false, false, false}, 10 + 300},
+		{"oldest compacted first", 250, []bool{true, false, false}, 10 + 20 + 200},
+		{"all compacted", 100, []bool{true, true, true}, 10 + 60},
+		{"still over: never omitted", 20, []bool{true, true, true}, 10 + 60},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := []Verdict{mk("c3", 3), mk("c1", 1), mk("c2", 2)}
+			costs := []int{100, 100, 100}
+			compact := []int{20, 20, 20}
+			total := CompactRecovery(vs, costs, compact, 10, tc.budget)
+			if total != tc.wantTotal {
+				t.Errorf("got total %d, want %d", total, tc.wantTotal)
+			}
+			// Index 1 is the oldest (seq 1), then index 2, then index 0.
+			order := []int{1, 2, 0}
+			for k, i := range order {
+				if vs[i].Compact != tc.wantCompact[k] || !vs[i].Included() {
+					t.Errorf("%s: got compact %v included %v, want compact %v and included", vs[i].Candidate.ID, vs[i].Compact, vs[i].Included(), tc.wantCompact[k])
+				}
+			}
+		})
+	}
+}

@@ -46,6 +46,9 @@ type Verdict struct {
 	Restricted bool
 	// ArgsWithheld is set on recovery items whose arguments the provider may not receive.
 	ArgsWithheld bool
+	// Compact is set on recovery items shown in their compact form because protected state
+	// alone would overflow the budget (CompactRecovery).
+	Compact bool
 }
 
 // Included reports whether the verdict includes the record.
