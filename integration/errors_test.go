@@ -293,13 +293,7 @@ func TestNeo4jUnreachableIs503AndRecoversWithoutRestart(t *testing.T) {
 	h.must(200, "GET", "/healthz", nil)
 
 	p.up(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for h.call("GET", "/readyz", nil).status != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("readyz did not recover within 20 s of Neo4j coming back")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	h.waitReady(20 * time.Second)
 	h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "after recovery"})
 	if got := transcript(h.must(200, "GET", "/v1/branches/"+w.branch+"/history", nil)); len(got) != 3 {
 		t.Errorf("got history %v, want the write made while Neo4j was away to be absent", got)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
@@ -236,4 +237,16 @@ func (h *harness) world() world {
 	w.call = str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls",
 		map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "q3", "range": "A1:F200"}, "callId": "call_1", "at": "2026-11-01T09:00:03Z"}), "id")
 	return w
+}
+
+// waitReady polls /readyz until it answers 200, failing the test after within.
+func (h *harness) waitReady(within time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
+	for h.call("GET", "/readyz", nil).status != 200 {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("readyz did not recover within %v of Neo4j coming back", within)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

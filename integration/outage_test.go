@@ -31,13 +31,7 @@ func TestNeo4jStoppedIs503(t *testing.T) {
 
 	neo4jctl(t, control, "start")
 	restarted = true
-	deadline := time.Now().Add(30 * time.Second)
-	for h.call("GET", "/readyz", nil).status != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("readyz did not recover within 30 s of Neo4j starting again")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	h.waitReady(30 * time.Second)
 	h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "after restart"})
 	if got := transcript(h.must(200, "GET", "/v1/branches/"+w.branch+"/history", nil)); len(got) != 3 {
 		t.Errorf("got history %v, want the write refused while stopped to be absent", got)
