@@ -5,7 +5,7 @@ SHELL := /bin/bash
 
 LOCAL_BOLT := bolt://127.0.0.1:$(or $(NEO4J_LOCAL_BOLT_PORT),7687)
 
-.PHONY: build run test bench vet neo4j-start neo4j-stop neo4j-status clean
+.PHONY: build run test bench bench-go vet neo4j-start neo4j-stop neo4j-status clean
 
 build:
 	go build -o bin/ctxgraph ./cmd/ctxgraph
@@ -26,9 +26,16 @@ test: vet
 	fi; \
 	go test -count=1 ./...
 
-# Benchmarks against a real Neo4j, never part of `make test`: assembly latency over REST on a
-# seeded 1,000-round, 10-branch conversation.
+# Benchmarks against a real Neo4j, never part of `make test`. `make bench` runs the whole
+# benchmark (economy, scale, floor, load) and writes docs/benchmarks.md with its plots in
+# docs/plots; BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick).
 bench:
+	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; export NEO4J_URI="$(LOCAL_BOLT)"; fi; \
+	go run ./cmd/ctxbench -out docs/benchmarks.md -plots docs/plots $(BENCH_FLAGS)
+
+# The go test benchmark alone: assembly latency over REST on a seeded 1,000-round, 10-branch
+# conversation.
+bench-go:
 	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; export NEO4J_URI="$(LOCAL_BOLT)"; fi; \
 	go test -run '^$$' -bench BenchmarkAssembly -benchtime 200x -timeout 30m ./integration/
 

@@ -1,0 +1,1986 @@
+// Command ctxbench is ctxgraph's one reproducible benchmark (`make bench`): economy on the
+// shared scenarios, assembly latency and store size at scale, the floor of a Neo4j round
+// trip, and a mixed read/write load, written up as docs/benchmarks.md with PNG plots.
+//
+// It wires the API in-process exactly like the integration harness (cypher.Open, Migrate,
+// the o200k_base tokenizer, api.New with assembly.NewService) and serves it with a real
+// net/http server on 127.0.0.1:0, so every timed request goes over loopback REST. Synthetic
+// conversations are written by seed.Generate in-process (seeding is not what is timed).
+//
+//	go run ./cmd/ctxbench [-quick] [-out docs/benchmarks.md] [-plots docs/plots]
+//	                      [-neo4j bolt://127.0.0.1:7687] [-matrix '1000x10x*,100x*x1']
+//	                      [-phases economy,floor,scale,load] [-json run.json]
+//	go run ./cmd/ctxbench -replot run.json [-out ...] [-plots ...]
+//
+// The report is rewritten after every phase and scale row (marked interim until the run
+// ends); -json keeps every measurement, and -replot renders the report and plots again
+// from it without touching Neo4j.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"io/fs"
+	"math"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/scenario"
+	"github.com/ctxgraph/ctxgraph/seed"
+)
+
+// options are the command's flags.
+type options struct {
+	quick      bool
+	out        string
+	plots      string
+	neo4jURI   string
+	neo4jData  string
+	matrix     string
+	phases     string
+	scenarios  string
+	budget     int
+	n          int
+	nLarge     int
+	floorN     int
+	loadDur    time.Duration
+	clients    string
+	cleanup    bool
+	pprofDir   string
+	seedConc   int
+	jsonOut    string
+	seedLimit  time.Duration
+	replot     string
+	args       []string
+	phaseOrder []string
+}
+
+func main() {
+	var o options
+	flag.BoolVar(&o.quick, "quick", false, "reduced matrix (rounds 10,100,1000 × branches 1,10 × 1 participant) and 10 s load levels")
+	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "the report to write")
+	flag.StringVar(&o.plots, "plots", "docs/plots", "directory for the PNG plots")
+	flag.StringVar(&o.neo4jURI, "neo4j", orDefault(os.Getenv("NEO4J_URI"), "bolt://127.0.0.1:7687"), "Neo4j Bolt URI (NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE are read from the environment)")
+	flag.StringVar(&o.neo4jData, "neo4j-data", "auto", "Neo4j data directory to measure with du -sb; auto: the local launcher's (.neo4j-local/data or $NEO4J_LOCAL_HOME/data) when -neo4j is local; empty: don't")
+	flag.StringVar(&o.matrix, "matrix", "", "comma-separated patterns ROUNDSxBRANCHESxPARTICIPANTS (path.Match syntax, e.g. '1000x*x1,100x10x*') selecting the scale rows; empty: all")
+	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load", "phases to run")
+	flag.StringVar(&o.scenarios, "scenarios", filepath.Join("..", "shared", "scenarios"), "directory of the scenario files")
+	flag.IntVar(&o.budget, "budget", 8000, "token budget of the timed assemblies")
+	flag.IntVar(&o.n, "n", 200, "timed assemblies per scale row up to 1,000 rounds (at least 100)")
+	flag.IntVar(&o.nLarge, "n-large", 100, "timed assemblies per scale row above 1,000 rounds (at least 100)")
+	flag.IntVar(&o.floorN, "floor-n", 500, "samples per floor probe")
+	flag.DurationVar(&o.loadDur, "load-duration", 0, "duration of each load level (default 30s, 10s with -quick)")
+	flag.StringVar(&o.clients, "clients", "1,4,16,64", "concurrent clients of the load levels")
+	flag.BoolVar(&o.cleanup, "cleanup", true, "at the end of the run, delete the conversations it made (DELETE /v1/conversations/{id}); failures are reported, not fatal")
+	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies (off when empty)")
+	flag.IntVar(&o.seedConc, "seed-concurrency", 4, "seed.Config.Concurrency (branches written in parallel)")
+	flag.DurationVar(&o.seedLimit, "seed-timeout", 15*time.Minute, "give up seeding a scale row after this long and skip the remaining rows of that size (0: no limit)")
+	flag.StringVar(&o.jsonOut, "json", "", "also write every measurement as JSON to this file")
+	flag.StringVar(&o.replot, "replot", "", "read the measurements of an earlier run from this -json file and only rewrite the report and the plots")
+	flag.Parse()
+	o.args = os.Args[1:]
+	if o.n < 100 || o.nLarge < 100 {
+		fatal(fmt.Errorf("-n and -n-large must be at least 100"))
+	}
+	if o.loadDur == 0 {
+		o.loadDur = 30 * time.Second
+		if o.quick {
+			o.loadDur = 10 * time.Second
+		}
+	}
+	for _, p := range strings.Split(o.phases, ",") {
+		p = strings.TrimSpace(p)
+		switch p {
+		case "economy", "floor", "scale", "load":
+			o.phaseOrder = append(o.phaseOrder, p)
+		case "":
+		default:
+			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load)", p))
+		}
+	}
+	if o.replot != "" {
+		if err := replot(o); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	b, err := newBench(o)
+	if err != nil {
+		fatal(err)
+	}
+	err = b.run(context.Background())
+	b.close()
+	if err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "ctxbench:", err)
+	os.Exit(1)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s ctxbench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// ---------------------------------------------------------------------------------------
+// Wiring
+
+// bench is one run: the server, its client and everything measured.
+type bench struct {
+	o        options
+	store    *cypher.Store
+	blobDir  string
+	srv      *api.Server
+	hs       *http.Server
+	base     string
+	client   *http.Client
+	key      string
+	account  string
+	scKeys   map[string]string // scenario file → its own account's key
+	dataDir  string
+	started  time.Time
+	sys      sysInfo
+	phases   []phaseTiming
+	economy  *economyResult
+	floor    []floorProbe
+	rows     []*scaleRow
+	load     *loadResult
+	plots    []plotFile
+	cleanups []cleanupResult
+	convs    []string // conversations to delete at the end
+	failures []string
+	total    time.Duration // set when replotting
+
+	serverErrs      *errorLog
+	savedServerErrs []string // when replotting
+}
+
+func (b *bench) serverErrLines() []string {
+	if b.serverErrs == nil {
+		return b.savedServerErrs
+	}
+	return b.serverErrs.lines()
+}
+
+// errorLog counts the server's logged request failures by method, path (ids blanked),
+// status and error text.
+type errorLog struct {
+	mu     sync.Mutex
+	counts map[string]int
+	order  []string
+}
+
+var idPattern = regexp.MustCompile(`\b[a-z]{2,5}_[0-9a-f]{16,}\b`)
+
+func (l *errorLog) Write(p []byte) (int, error) {
+	for _, line := range bytes.Split(p, []byte("\n")) {
+		var e struct {
+			Method string `json:"method"`
+			Path   string `json:"path"`
+			Status int    `json:"status"`
+			Error  string `json:"error"`
+			Msg    string `json:"msg"`
+		}
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		k := fmt.Sprintf("%s %s → %d: %s", e.Method, idPattern.ReplaceAllString(e.Path, "{id}"), e.Status, clipS(e.Error, 400))
+		if e.Method == "" {
+			k = e.Msg + ": " + clipS(e.Error, 400)
+		}
+		l.mu.Lock()
+		if l.counts[k] == 0 {
+			l.order = append(l.order, k)
+		}
+		l.counts[k]++
+		l.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+// lines returns "N × cause" for each distinct cause, in first-seen order.
+func (l *errorLog) lines() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, k := range l.order {
+		out = append(out, fmt.Sprintf("%d × %s", l.counts[k], k))
+	}
+	return out
+}
+
+// results is everything a run measured, as -json writes it and -replot reads it.
+type results struct {
+	Started   time.Time
+	Total     time.Duration
+	Args      []string
+	Quick     bool
+	Matrix    string
+	Budget    int
+	FloorN    int
+	LoadDur   time.Duration
+	SeedConc  int
+	Scenarios string
+	Base      string
+	Account   string
+	DataDir   string
+	Sys       sysInfo
+	Phases    []phaseTiming
+	Economy   *economyResult
+	Floor     []floorProbe
+	Rows      []*scaleRow
+	Load      *loadResult
+	Cleanups  []cleanupResult
+	Failures  []string
+	ServerErr []string
+}
+
+func (b *bench) results() results {
+	return results{
+		Started: b.started, Total: b.elapsed(), Args: b.o.args, Quick: b.o.quick, Matrix: b.o.matrix, Budget: b.o.budget,
+		FloorN: b.o.floorN, LoadDur: b.o.loadDur, SeedConc: b.o.seedConc, Scenarios: b.o.scenarios, Base: b.base,
+		Account: b.account, DataDir: b.dataDir, Sys: b.sys, Phases: b.phases, Economy: b.economy, Floor: b.floor,
+		Rows: b.rows, Load: b.load, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
+	}
+}
+
+func (b *bench) elapsed() time.Duration {
+	if b.total > 0 {
+		return b.total
+	}
+	return time.Since(b.started)
+}
+
+// replot rewrites the report and the plots from an earlier run's -json file.
+func replot(o options) error {
+	data, err := os.ReadFile(o.replot)
+	if err != nil {
+		return err
+	}
+	var r results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: %w", o.replot, err)
+	}
+	o.args, o.quick, o.matrix, o.budget, o.floorN, o.loadDur, o.seedConc, o.scenarios =
+		r.Args, r.Quick, r.Matrix, r.Budget, r.FloorN, r.LoadDur, r.SeedConc, r.Scenarios
+	o.jsonOut = ""
+	b := &bench{o: o, started: r.Started, total: r.Total, base: r.Base, account: r.Account, dataDir: r.DataDir, sys: r.Sys,
+		phases: r.Phases, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, cleanups: r.Cleanups, failures: r.Failures,
+		savedServerErrs: r.ServerErr}
+	if err := b.makePlots(); err != nil {
+		return err
+	}
+	return b.writeReport(true)
+}
+
+type phaseTiming struct {
+	Name    string
+	Elapsed time.Duration
+}
+
+func newBench(o options) (*bench, error) {
+	b := &bench{o: o, started: time.Now(), scKeys: map[string]string{}}
+	var err error
+	if b.blobDir, err = os.MkdirTemp("", "ctxbench-blobs-"); err != nil {
+		return nil, err
+	}
+	blobs, err := blob.Open(b.blobDir)
+	if err != nil {
+		return nil, err
+	}
+	b.store, err = cypher.Open(cypher.Config{
+		URI: o.neo4jURI, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
+		Database: orDefault(os.Getenv("NEO4J_DATABASE"), "neo4j"),
+	}, blobs)
+	if err != nil {
+		return nil, err
+	}
+	b.store.Tokens = assembly.MustTokenizer("o200k_base")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := b.store.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("migrating the schema on %s: %w", o.neo4jURI, err)
+	}
+
+	run := randomHex(4)
+	b.key = "ctxbench-" + randomHex(12)
+	b.account = "ctxbench-" + run
+	keys := map[string]string{b.key: b.account}
+	if slices.Contains(o.phaseOrder, "economy") {
+		files, _ := filepath.Glob(filepath.Join(o.scenarios, "*.json"))
+		for i, f := range files {
+			k := "ctxbench-sc-" + randomHex(12)
+			keys[k] = fmt.Sprintf("ctxbench-%s-sc%02d", run, i)
+			b.scKeys[f] = k
+		}
+	}
+	// The server logs only failed requests; they go to stderr and, counted by cause, to the
+	// report.
+	b.serverErrs = &errorLog{counts: map[string]int{}}
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
+		zapcore.AddSync(io.MultiWriter(os.Stderr, b.serverErrs)), zap.ErrorLevel))
+	b.srv = api.New(api.Config{
+		Graph: b.store, Idempotency: b.store, Health: b.store,
+		Assembler: assembly.NewService(b.store), Assemblies: b.store, Keys: keys, Log: log,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	b.hs = &http.Server{Handler: b.srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = b.hs.Serve(ln) }()
+	b.base = "http://" + ln.Addr().String()
+	b.client = &http.Client{
+		Timeout: 10 * time.Minute,
+		Transport: &http.Transport{
+			Proxy: nil, MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: 90 * time.Second,
+			DisableCompression: true,
+			DialContext:        (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		},
+	}
+	b.dataDir = neo4jDataDir(o)
+	b.sys = readSysInfo(o, b.dataDir)
+	logf("serving on %s (Neo4j %s, blobs %s, Neo4j data dir %q)", b.base, o.neo4jURI, b.blobDir, b.dataDir)
+	return b, nil
+}
+
+func (b *bench) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = b.hs.Shutdown(ctx)
+	_ = b.store.Close(ctx)
+	_ = os.RemoveAll(b.blobDir)
+}
+
+func (b *bench) run(ctx context.Context) error {
+	for _, p := range b.o.phaseOrder {
+		start := time.Now()
+		logf("phase %s", p)
+		switch p {
+		case "economy":
+			b.runEconomy(ctx)
+		case "floor":
+			b.runFloor(ctx)
+		case "scale":
+			b.runScale(ctx)
+		case "load":
+			b.runLoad(ctx)
+		}
+		b.phases = append(b.phases, phaseTiming{p, time.Since(start)})
+		logf("phase %s done in %s", p, time.Since(start).Round(time.Millisecond))
+		if err := b.writeReport(false); err != nil {
+			return err
+		}
+	}
+	if b.o.cleanup {
+		start := time.Now()
+		b.runCleanup(ctx)
+		b.phases = append(b.phases, phaseTiming{"cleanup", time.Since(start)})
+	}
+	start := time.Now()
+	if err := b.makePlots(); err != nil {
+		b.failures = append(b.failures, "plots: "+err.Error())
+		logf("plots failed: %v", err)
+	}
+	b.phases = append(b.phases, phaseTiming{"plots", time.Since(start)})
+	return b.writeReport(true)
+}
+
+// call sends one request over loopback and reads the whole answer; the duration covers
+// both.
+func (b *bench) call(ctx context.Context, key, method, p string, body []byte) (int, []byte, time.Duration, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.base+p, r)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	start := time.Now()
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return 0, nil, time.Since(start), err
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, out, time.Since(start), err
+}
+
+// ---------------------------------------------------------------------------------------
+// Economy
+
+type economyResult struct {
+	Files   int
+	Results []scenario.Result
+	Table   string
+	Errors  []string
+	Elapsed time.Duration
+}
+
+func (b *bench) runEconomy(ctx context.Context) {
+	start := time.Now()
+	files, err := filepath.Glob(filepath.Join(b.o.scenarios, "*.json"))
+	e := &economyResult{Files: len(files)}
+	b.economy = e
+	if err != nil || len(files) == 0 {
+		e.Errors = append(e.Errors, fmt.Sprintf("no scenario files in %s (%v)", b.o.scenarios, err))
+		b.failures = append(b.failures, "economy: no scenario files")
+		return
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		sc, err := scenario.Load(f)
+		if err != nil {
+			e.Results = append(e.Results, scenario.Result{Scenario: name, PlaybackError: err.Error()})
+			e.Errors = append(e.Errors, name+": loading: "+err.Error())
+			continue
+		}
+		runner := scenario.Runner{Client: b.client, BaseURL: b.base, Key: b.scKeys[f]}
+		res, err := runner.Run(ctx, sc)
+		e.Results = append(e.Results, res)
+		if err != nil {
+			e.Errors = append(e.Errors, name+": playback: "+err.Error())
+		}
+		for _, a := range res.Assemblies {
+			for _, fl := range a.Failures {
+				e.Errors = append(e.Errors, fmt.Sprintf("%s %s: %s", name, a.Key, fl))
+			}
+		}
+		if res.ConversationID != "" {
+			b.convs = append(b.convs, b.scKeys[f]+"|"+res.ConversationID)
+		}
+	}
+	e.Table = scenario.Table(e.Results)
+	e.Elapsed = time.Since(start)
+	if len(e.Errors) > 0 {
+		b.failures = append(b.failures, fmt.Sprintf("economy: %d scenario expectation or playback failures", len(e.Errors)))
+	}
+	logf("economy: %d scenario files in %s, %d failures", len(files), e.Elapsed.Round(time.Millisecond), len(e.Errors))
+}
+
+// ---------------------------------------------------------------------------------------
+// Floor
+
+type floorProbe struct {
+	Name   string
+	What   string
+	Stats  stats
+	Errors int
+	Err    string
+}
+
+func (b *bench) runFloor(ctx context.Context) {
+	n := b.o.floorN
+	var probes []floorProbe
+
+	probes = append(probes, sample("store.Ping (driver VerifyConnectivity)",
+		"what the brief names as the floor: the driver's VerifyConnectivity through cypher.Store.Ping (no Cypher statement; see the note below)", n,
+		func() (time.Duration, error) {
+			start := time.Now()
+			err := b.store.Ping(ctx)
+			return time.Since(start), err
+		}))
+
+	if addr, ok := boltAddr(b.o.neo4jURI); ok {
+		probes = append(probes, sample("Bolt handshake (TCP connect + version negotiation)",
+			"a fresh TCP connection to the Bolt port, the Bolt preamble and version proposal, the server's 4-byte answer; no driver, no Cypher", n,
+			func() (time.Duration, error) { return boltHandshake(addr) }))
+	}
+
+	probes = append(probes, sample("GET /healthz over REST",
+		"loopback HTTP + Echo routing; Neo4j not involved", n,
+		func() (time.Duration, error) {
+			return b.expect(ctx, "", http.MethodGet, "/healthz", nil, http.StatusOK)
+		}))
+	probes = append(probes, sample("GET /readyz over REST",
+		"loopback HTTP + store.Ping", n,
+		func() (time.Duration, error) { return b.expect(ctx, "", http.MethodGet, "/readyz", nil, http.StatusOK) }))
+
+	// The smallest Cypher round trip reachable over REST: read a one-branch conversation.
+	st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/conversations", mustJSON(map[string]any{"title": "ctxbench floor"}))
+	var conv struct {
+		ID string `json:"id"`
+	}
+	if err == nil && st == http.StatusCreated {
+		_ = json.Unmarshal(body, &conv)
+	}
+	if conv.ID != "" {
+		b.convs = append(b.convs, b.key+"|"+conv.ID)
+		probes = append(probes, sample("GET /v1/conversations/{id} over REST",
+			"loopback HTTP + auth + one read transaction running one small indexed Cypher query (ReadConversation on a one-branch conversation)", n,
+			func() (time.Duration, error) {
+				return b.expect(ctx, b.key, http.MethodGet, "/v1/conversations/"+conv.ID, nil, http.StatusOK)
+			}))
+	} else {
+		b.failures = append(b.failures, fmt.Sprintf("floor: creating the probe conversation answered %d %s (%v)", st, clip(body), err))
+	}
+	b.floor = probes
+	for _, p := range probes {
+		logf("floor %s: p50 %s p99 %s errors %d", p.Name, ms(p.Stats.P50), ms(p.Stats.P99), p.Errors)
+		if p.Errors > 0 {
+			b.failures = append(b.failures, fmt.Sprintf("floor %s: %d errors (%s)", p.Name, p.Errors, p.Err))
+		}
+	}
+}
+
+// sample times fn n times after n/10 untimed warm-up calls.
+func sample(name, what string, n int, fn func() (time.Duration, error)) floorProbe {
+	p := floorProbe{Name: name, What: what}
+	for i := 0; i < n/10; i++ {
+		_, _ = fn()
+	}
+	var ds []time.Duration
+	for i := 0; i < n; i++ {
+		d, err := fn()
+		if err != nil {
+			p.Errors++
+			p.Err = err.Error()
+			continue
+		}
+		ds = append(ds, d)
+	}
+	p.Stats = summarize(ds)
+	return p
+}
+
+func (b *bench) expect(ctx context.Context, key, method, p string, body []byte, want int) (time.Duration, error) {
+	st, out, d, err := b.call(ctx, key, method, p, body)
+	if err != nil {
+		return d, err
+	}
+	if st != want {
+		return d, fmt.Errorf("%s %s answered %d, want %d: %s", method, p, st, want, clip(out))
+	}
+	return d, nil
+}
+
+func boltAddr(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || (u.Scheme != "bolt" && u.Scheme != "neo4j") {
+		return "", false
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "7687")
+	}
+	return host, true
+}
+
+// boltHandshake opens a TCP connection, proposes Bolt 5.0–5.8 and 4.4 and reads the
+// server's choice: the cheapest exchange that the Bolt server itself answers.
+func boltHandshake(addr string) (time.Duration, error) {
+	start := time.Now()
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	msg := []byte{0x60, 0x60, 0xB0, 0x17,
+		0x00, 0x08, 0x08, 0x05, // 5.8 down to 5.0
+		0x00, 0x00, 0x04, 0x04, // 4.4
+		0, 0, 0, 0, 0, 0, 0, 0}
+	if _, err := c.Write(msg); err != nil {
+		return 0, err
+	}
+	var v [4]byte
+	if _, err := io.ReadFull(c, v[:]); err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	if v == [4]byte{} {
+		return d, errors.New("the server accepted none of the proposed Bolt versions")
+	}
+	return d, nil
+}
+
+// ---------------------------------------------------------------------------------------
+// Scale
+
+type scaleRow struct {
+	Rounds, Branches, Participants int
+	Summary                        seed.Summary
+	SeedErr                        string
+	SeedAttempts                   int
+	TimedOut                       bool
+	Skipped                        string
+	BlobBytes                      int64
+	Neo4jBefore, Neo4jAfter        int64
+	Target                         seed.Branch
+	Baseline, Assembled, Budget    int
+	Included                       map[string]int
+	Omitted                        map[string]int
+	Cold                           time.Duration
+	Lat                            stats
+	N                              int
+	Split                          model.Timings
+	Errors                         int
+	Err                            string
+	MeasureElapsed                 time.Duration
+	Profile                        string
+}
+
+func (r *scaleRow) name() string {
+	return fmt.Sprintf("%dx%dx%d", r.Rounds, r.Branches, r.Participants)
+}
+
+func (r *scaleRow) measured() bool { return r.SeedErr == "" && r.Lat.N > 0 }
+
+func (b *bench) matrix() []*scaleRow {
+	rounds, branches, parts := []int{10, 100, 1000, 10000}, []int{1, 10, 50}, []int{1, 4}
+	if b.o.quick {
+		rounds, branches, parts = []int{10, 100, 1000}, []int{1, 10}, []int{1}
+	}
+	var pats []string
+	for _, p := range strings.Split(b.o.matrix, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			pats = append(pats, p)
+		}
+	}
+	var rows []*scaleRow
+	for _, r := range rounds {
+		// Most branches first: at 10,000 rounds the 50-branch rows are the issue's target,
+		// and they are measured before a seeding time-out can skip the rest of the size.
+		for _, br := range slices.Backward(branches) {
+			if br > r/2 && br > 1 {
+				continue
+			}
+			for _, p := range parts {
+				row := &scaleRow{Rounds: r, Branches: br, Participants: p, Neo4jBefore: -1, Neo4jAfter: -1}
+				if len(pats) > 0 && !slices.ContainsFunc(pats, func(pat string) bool { ok, _ := path.Match(pat, row.name()); return ok }) {
+					continue
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
+func (r *scaleRow) config(conc int) seed.Config {
+	return seed.Config{Rounds: r.Rounds, Branches: r.Branches, Participants: r.Participants,
+		Seed: int64(r.Rounds*1000 + r.Branches*10 + r.Participants), Concurrency: conc}
+}
+
+func (b *bench) runScale(ctx context.Context) {
+	b.rows = b.matrix()
+	skipSize := map[int]string{}
+	for _, row := range b.rows {
+		if why, ok := skipSize[row.Rounds]; ok {
+			row.Skipped = why
+			logf("scale %s: skipped (%s)", row.name(), why)
+			continue
+		}
+		b.seedRow(ctx, row)
+		if row.TimedOut {
+			skipSize[row.Rounds] = fmt.Sprintf("skipped: seeding %s took longer than -seed-timeout %s", row.name(), b.o.seedLimit)
+			continue
+		}
+		if row.SeedErr != "" {
+			continue
+		}
+		b.measureRow(ctx, row)
+		if err := b.writeReport(false); err != nil {
+			logf("writing the interim report: %v", err)
+		}
+	}
+}
+
+// seedRow writes the row's conversation in-process (not timed as part of the latency),
+// measuring the blob directory and the Neo4j data directory around it. A failed seeding is
+// tried once more on a new conversation (another engineer may restart the shared Neo4j).
+func (b *bench) seedRow(ctx context.Context, row *scaleRow) {
+	for attempt := 1; attempt <= 2; attempt++ {
+		row.SeedAttempts = attempt
+		blobBefore := dirBytes(b.blobDir)
+		row.Neo4jBefore = b.duData()
+		logf("scale %s: seeding (attempt %d)", row.name(), attempt)
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if b.o.seedLimit > 0 {
+			sctx, cancel = context.WithTimeout(ctx, b.o.seedLimit)
+		}
+		sum, err := seed.Generate(sctx, seed.Client{Handler: b.srv, Key: b.key}, row.config(b.o.seedConc))
+		timedOut := sctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		row.Neo4jAfter = b.duData()
+		row.BlobBytes = dirBytes(b.blobDir) - blobBefore
+		row.Summary = sum
+		if sum.ConversationID != "" {
+			b.convs = append(b.convs, b.key+"|"+sum.ConversationID)
+		}
+		if err == nil {
+			row.SeedErr = ""
+			c := sum.Counts
+			logf("scale %s: seeded in %s: %d requests, %.1f MB, %d tool calls, %d memories, blobs %.1f MB",
+				row.name(), sum.Elapsed.Round(time.Millisecond), c.Requests, float64(sum.BytesWritten)/1e6, c.ToolCalls, c.Memories, float64(row.BlobBytes)/1e6)
+			return
+		}
+		row.SeedErr = err.Error()
+		if timedOut {
+			row.TimedOut = true
+			row.SeedErr = fmt.Sprintf("seeding passed -seed-timeout %s (%d requests sent)", b.o.seedLimit, sum.Counts.Requests)
+			b.failures = append(b.failures, fmt.Sprintf("scale %s: %s; the remaining rows of %d rounds are skipped", row.name(), row.SeedErr, row.Rounds))
+			logf("scale %s: %s", row.name(), row.SeedErr)
+			return
+		}
+		b.failures = append(b.failures, fmt.Sprintf("scale %s: seeding attempt %d failed after %s: %s", row.name(), attempt, sum.Elapsed.Round(time.Millisecond), clipS(err.Error(), 400)))
+		logf("scale %s: seeding failed: %v", row.name(), err)
+	}
+}
+
+// assemblyAnswer is the part of an assembly response the benchmark reads.
+type assemblyAnswer struct {
+	Tokens struct {
+		Assembled int `json:"assembled"`
+		Baseline  int `json:"baseline"`
+		Budget    int `json:"budget"`
+	} `json:"tokens"`
+	Included []struct {
+		As string `json:"as"`
+	} `json:"included"`
+	Omitted   map[string]int `json:"omitted"`
+	TimingsMs model.Timings  `json:"timingsMs"`
+}
+
+func (b *bench) assemblyBody(sum seed.Summary, target seed.Branch) []byte {
+	return mustJSON(map[string]any{
+		"branchId": target.ID, "participantId": target.LastRunParticipantID, "runId": target.LastRunID,
+		"tokenBudget": b.o.budget, "trace": false,
+		// Freshness is judged just after the synthetic timeline ends, as bench_test.go does.
+		"now": sum.LastEventAt.Add(5 * time.Minute).Format(time.RFC3339),
+	})
+}
+
+// measureRow times the row's assemblies: one cold call, then n sequential ones over REST.
+func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
+	start := time.Now()
+	defer func() { row.MeasureElapsed = time.Since(start) }()
+	row.Target = row.Summary.Deepest()
+	if row.Target.LastRunID == "" {
+		row.Err = "the deepest branch has no run of its own"
+		b.failures = append(b.failures, "scale "+row.name()+": "+row.Err)
+		return
+	}
+	body := b.assemblyBody(row.Summary, row.Target)
+	n := b.o.n
+	if row.Rounds > 1000 {
+		n = b.o.nLarge
+	}
+	row.N = n
+	st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", body)
+	row.Cold = d
+	if err != nil || st != http.StatusCreated {
+		row.Errors++
+		row.Err = fmt.Sprintf("cold call: %d %v %s", st, err, clip(out))
+	}
+	if b.o.pprofDir != "" {
+		if err := os.MkdirAll(b.o.pprofDir, 0o755); err == nil {
+			f, err := os.Create(filepath.Join(b.o.pprofDir, "assembly-"+row.name()+".pprof"))
+			if err == nil && pprof.StartCPUProfile(f) == nil {
+				row.Profile = f.Name()
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
+	var ds []time.Duration
+	var split model.Timings
+	var last assemblyAnswer
+	ok := 0
+	for i := 0; i < n; i++ {
+		st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", body)
+		if err != nil || st != http.StatusCreated {
+			row.Errors++
+			row.Err = fmt.Sprintf("%d %v %s", st, err, clip(out))
+			continue
+		}
+		var a assemblyAnswer
+		if err := json.Unmarshal(out, &a); err != nil {
+			row.Errors++
+			row.Err = "the answer is not the expected JSON: " + err.Error()
+			continue
+		}
+		ds = append(ds, d)
+		ok++
+		split.Graph += a.TimingsMs.Graph
+		split.Policy += a.TimingsMs.Policy
+		split.Serialize += a.TimingsMs.Serialize
+		split.Record += a.TimingsMs.Record
+		last = a
+	}
+	if ok > 0 {
+		f := float64(ok)
+		row.Split = model.Timings{Graph: split.Graph / f, Policy: split.Policy / f, Serialize: split.Serialize / f, Record: split.Record / f}
+	}
+	row.Lat = summarize(ds)
+	row.Baseline, row.Assembled, row.Budget = last.Tokens.Baseline, last.Tokens.Assembled, last.Tokens.Budget
+	row.Included = map[string]int{}
+	for _, inc := range last.Included {
+		row.Included[inc.As]++
+	}
+	row.Omitted = last.Omitted
+	if row.Errors > 0 {
+		b.failures = append(b.failures, fmt.Sprintf("scale %s: %d assembly errors (last: %s)", row.name(), row.Errors, clipS(row.Err, 300)))
+	}
+	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d",
+		row.name(), ok, row.Target.Name, row.Target.Depth, row.Target.LineageRounds, ms(row.Lat.P50), ms(row.Lat.P95), ms(row.Lat.P99),
+		row.Assembled, row.Baseline, row.Errors)
+}
+
+// ---------------------------------------------------------------------------------------
+// Load
+
+type loadLevel struct {
+	Clients     int
+	Elapsed     time.Duration
+	Requests    int
+	Assemblies  int
+	ToolResults int
+	Errors      int
+	ErrSamples  []string
+	AsmLat      stats
+	WriteLat    stats
+	AllLat      stats
+}
+
+type loadResult struct {
+	Conversation string
+	Target       seed.Branch
+	SeededHere   bool
+	SeedElapsed  time.Duration
+	WriteRuns    []string
+	WriteErr     string
+	Levels       []loadLevel
+}
+
+// runLoad mixes tool-result writes and assemblies (50/50) from 1, 4, 16 and 64 clients
+// against the 1,000-round, 10-branch conversation.
+func (b *bench) runLoad(ctx context.Context) {
+	lr := &loadResult{}
+	b.load = lr
+	var sum seed.Summary
+	for _, r := range b.rows {
+		if r.Rounds == 1000 && r.Branches == 10 && r.Participants == 1 && r.SeedErr == "" {
+			sum = r.Summary
+		}
+	}
+	if sum.ConversationID == "" {
+		row := &scaleRow{Rounds: 1000, Branches: 10, Participants: 1}
+		logf("load: seeding the 1000x10x1 conversation")
+		s, err := seed.Generate(ctx, seed.Client{Handler: b.srv, Key: b.key}, row.config(b.o.seedConc))
+		if s.ConversationID != "" {
+			b.convs = append(b.convs, b.key+"|"+s.ConversationID)
+		}
+		if err != nil {
+			lr.WriteErr = "seeding: " + err.Error()
+			b.failures = append(b.failures, "load: seeding the 1000x10x1 conversation failed: "+clipS(err.Error(), 400))
+			return
+		}
+		sum, lr.SeededHere, lr.SeedElapsed = s, true, s.Elapsed
+	}
+	lr.Conversation = sum.ConversationID
+	lr.Target = sum.Deepest()
+	asmBody := b.assemblyBody(sum, lr.Target)
+
+	// The writers' runs: one per client, on the branches other than the assembled one, so
+	// that the assembled lineage stays the same through every level.
+	var others []seed.Branch
+	for _, br := range sum.Branches {
+		if br.ID != lr.Target.ID && br.LastMessageID != "" {
+			others = append(others, br)
+		}
+	}
+	if len(others) == 0 {
+		others = []seed.Branch{lr.Target}
+	}
+	levels := parseInts(b.o.clients)
+	maxClients := slices.Max(levels)
+	for i := 0; i < maxClients; i++ {
+		br := others[i%len(others)]
+		pid := br.LastRunParticipantID
+		if pid == "" {
+			pid = sum.ParticipantIDs[0]
+		}
+		st, out, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/branches/"+br.ID+"/runs", mustJSON(map[string]any{
+			"participantId": pid, "runtimeKind": "chat", "triggerMessageId": br.LastMessageID,
+		}))
+		var id struct {
+			ID string `json:"id"`
+		}
+		if err == nil && st == http.StatusCreated {
+			_ = json.Unmarshal(out, &id)
+		}
+		if id.ID == "" {
+			lr.WriteErr = fmt.Sprintf("starting a writer run answered %d %v %s", st, err, clip(out))
+			b.failures = append(b.failures, "load: "+lr.WriteErr)
+			return
+		}
+		lr.WriteRuns = append(lr.WriteRuns, id.ID)
+	}
+
+	for li, clients := range levels {
+		lv := b.loadLevel(ctx, li, clients, asmBody, lr.WriteRuns)
+		lr.Levels = append(lr.Levels, lv)
+		logf("load %d clients: %d requests in %s (%.1f req/s, %.1f assemblies/s), assembly p99 %s, write p99 %s, errors %d",
+			clients, lv.Requests, lv.Elapsed.Round(time.Millisecond), rate(lv.Requests, lv.Elapsed), rate(lv.Assemblies, lv.Elapsed),
+			ms(lv.AsmLat.P99), ms(lv.WriteLat.P99), lv.Errors)
+		if lv.Errors > 0 {
+			b.failures = append(b.failures, fmt.Sprintf("load %d clients: %d errors (%s)", clients, lv.Errors, strings.Join(lv.ErrSamples, "; ")))
+		}
+	}
+}
+
+func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byte, runs []string) loadLevel {
+	lv := loadLevel{Clients: clients}
+	var mu sync.Mutex
+	var asm, wr, all []time.Duration
+	fail := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lv.Errors++
+		if len(lv.ErrSamples) < 5 {
+			lv.ErrSamples = append(lv.ErrSamples, clipS(msg, 200))
+		}
+	}
+	deadline := time.Now().Add(b.o.loadDur)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			rng := mrand.New(mrand.NewPCG(uint64(level), uint64(c)))
+			var myAsm, myWr []time.Duration
+			requests, assemblies, results := 0, 0, 0
+			run := runs[c]
+			for i := 0; time.Now().Before(deadline); i++ {
+				if rng.IntN(2) == 0 {
+					st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", asmBody)
+					requests++
+					if err != nil || st != http.StatusCreated {
+						fail(fmt.Sprintf("POST /v1/assemblies: %d %v %s", st, err, clip(out)))
+						continue
+					}
+					myAsm = append(myAsm, d)
+					assemblies++
+					continue
+				}
+				callID := fmt.Sprintf("load-%d-%d-%d", level, c, i)
+				st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/runs/"+run+"/tool-calls", mustJSON(map[string]any{
+					"tool": "web_search", "callId": callID, "arguments": map[string]any{"query": "ctxbench load " + callID, "limit": 10},
+				}))
+				requests++
+				if err != nil || st != http.StatusCreated {
+					fail(fmt.Sprintf("POST tool-calls: %d %v %s", st, err, clip(out)))
+					continue
+				}
+				myWr = append(myWr, d)
+				var id struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal(out, &id)
+				st, out, d, err = b.call(ctx, b.key, http.MethodPost, "/v1/tool-calls/"+id.ID+"/result", mustJSON(map[string]any{
+					"status": "succeeded", "result": searchResult(rng, callID), "toolVersion": "ctxbench-1",
+				}))
+				requests++
+				if err != nil || st != http.StatusCreated {
+					fail(fmt.Sprintf("POST result: %d %v %s", st, err, clip(out)))
+					continue
+				}
+				myWr = append(myWr, d)
+				results++
+			}
+			mu.Lock()
+			asm = append(asm, myAsm...)
+			wr = append(wr, myWr...)
+			lv.Requests += requests
+			lv.Assemblies += assemblies
+			lv.ToolResults += results
+			mu.Unlock()
+		}(c)
+	}
+	wg.Wait()
+	lv.Elapsed = time.Since(start)
+	all = append(append(all, asm...), wr...)
+	lv.AsmLat, lv.WriteLat, lv.AllLat = summarize(asm), summarize(wr), summarize(all)
+	return lv
+}
+
+// searchResult is a web-search result of about 2 KB.
+func searchResult(rng *mrand.Rand, q string) map[string]any {
+	words := []string{"context", "graph", "assembly", "latency", "branch", "memory", "artifact", "policy", "token", "replay", "neo4j", "cypher"}
+	var results []map[string]any
+	for i := 0; i < 8; i++ {
+		var sn []string
+		for j := 0; j < 22; j++ {
+			sn = append(sn, words[rng.IntN(len(words))])
+		}
+		results = append(results, map[string]any{
+			"title":   fmt.Sprintf("Result %d for %s", i+1, q),
+			"url":     fmt.Sprintf("https://example.org/%s/%d", q, i),
+			"snippet": strings.Join(sn, " "),
+		})
+	}
+	return map[string]any{"query": q, "results": results}
+}
+
+// ---------------------------------------------------------------------------------------
+// Cleanup
+
+type cleanupResult struct {
+	Conversation string
+	Elapsed      time.Duration
+	Err          string
+}
+
+func (b *bench) runCleanup(ctx context.Context) {
+	for _, kc := range b.convs {
+		key, id, _ := strings.Cut(kc, "|")
+		st, out, d, err := b.call(ctx, key, http.MethodDelete, "/v1/conversations/"+id, nil)
+		c := cleanupResult{Conversation: id, Elapsed: d}
+		if err != nil || (st != http.StatusNoContent && st != http.StatusOK) {
+			c.Err = fmt.Sprintf("%d %v %s", st, err, clip(out))
+			b.failures = append(b.failures, fmt.Sprintf("cleanup: DELETE /v1/conversations/%s (account %s) failed after %s: %s",
+				id, b.account, d.Round(time.Millisecond), clipS(c.Err, 300)))
+		}
+		b.cleanups = append(b.cleanups, c)
+	}
+	failed := 0
+	for _, c := range b.cleanups {
+		if c.Err != "" {
+			failed++
+		}
+	}
+	logf("cleanup: %d conversations deleted, %d failed", len(b.cleanups)-failed, failed)
+}
+
+// ---------------------------------------------------------------------------------------
+// Plots
+
+type plotFile struct {
+	Title string
+	Path  string
+}
+
+var palette = []color.RGBA{
+	{0x1f, 0x77, 0xb4, 0xff}, {0xd6, 0x27, 0x28, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
+	{0xff, 0x7f, 0x0e, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
+}
+
+// series groups the measured rows by branches × participants, ordered by rounds.
+func (b *bench) series() (keys []string, by map[string][]*scaleRow) {
+	by = map[string][]*scaleRow{}
+	for _, r := range b.sortedRows() {
+		if !r.measured() {
+			continue
+		}
+		k := fmt.Sprintf("%d branch%s, %d participant%s", r.Branches, plural(r.Branches, "es"), r.Participants, plural(r.Participants, "s"))
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	return keys, by
+}
+
+func (b *bench) makePlots() error {
+	if err := os.MkdirAll(b.o.plots, 0o755); err != nil {
+		return err
+	}
+	keys, by := b.series()
+	var errs []error
+	if len(keys) > 0 {
+		errs = append(errs, b.plotTokens(keys, by), b.plotLatency(keys, by))
+	}
+	if b.load != nil && len(b.load.Levels) > 0 {
+		errs = append(errs, b.plotThroughput())
+	}
+	return errors.Join(errs...)
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Title.TextStyle.Font.Size = vg.Points(14)
+	p.X.Label.TextStyle.Font.Size = vg.Points(12)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(12)
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+func logAxis(a *plot.Axis) {
+	a.Scale = plot.LogScale{}
+	a.Tick.Marker = logTicks{}
+}
+
+// logTicks labels 1, 2 and 5 × 10^k on a log axis (plot.LogTicks labels only powers of
+// ten, which leaves a short range with one label), with minor ticks between.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= lo {
+		return nil
+	}
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		p := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * p
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (hi/lo < 2000 && (m == 2 || m == 5)) {
+				t.Label = shortNumber(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// shortNumber writes 20, 500, 2k, 50k, 1M, 0.5.
+func shortNumber(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
+	default:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+}
+
+// headroom raises the top of the y axis so that the legend (top left) clears the data.
+func headroom(p *plot.Plot, factor float64) {
+	p.Y.Max *= factor
+}
+
+func addLine(p *plot.Plot, xys plotter.XYs, c color.Color, dashed bool, shape draw.GlyphDrawer, label string) error {
+	l, pts, err := plotterLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = c, vg.Points(1.6)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	}
+	pts.Color, pts.Shape, pts.Radius = c, shape, vg.Points(3)
+	p.Add(l, pts)
+	p.Legend.Add(label, l, pts)
+	return nil
+}
+
+func plotterLinePoints(xys plotter.XYs) (*plotter.Line, *plotter.Scatter, error) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, s, nil
+}
+
+func (b *bench) save(p *plot.Plot, name, title string) error {
+	if _, ok := p.X.Scale.(plot.LogScale); ok {
+		// Room for the first and last tick labels.
+		p.X.Min, p.X.Max = p.X.Min/1.15, p.X.Max*1.15
+	}
+	file := filepath.Join(b.o.plots, name)
+	if err := p.Save(9*vg.Inch, 6*vg.Inch, file); err != nil {
+		return err
+	}
+	b.plots = append(b.plots, plotFile{Title: title, Path: file})
+	return nil
+}
+
+func (b *bench) plotTokens(keys []string, by map[string][]*scaleRow) error {
+	p := newPlot("Prompt tokens: history replay vs assembled (budget "+thousands(b.o.budget)+")",
+		"tool rounds in the conversation (log)", "tokens (log)")
+	logAxis(&p.X)
+	logAxis(&p.Y)
+	p.Legend.Top, p.Legend.Left = true, true
+	minX, maxX := 1e18, 0.0
+	for i, k := range keys {
+		var rep, asm plotter.XYs
+		for _, r := range by[k] {
+			x := float64(r.Rounds)
+			minX, maxX = min(minX, x), max(maxX, x)
+			if r.Baseline > 0 {
+				rep = append(rep, plotter.XY{X: x, Y: float64(r.Baseline)})
+			}
+			if r.Assembled > 0 {
+				asm = append(asm, plotter.XY{X: x, Y: float64(r.Assembled)})
+			}
+		}
+		c := palette[i%len(palette)]
+		if len(rep) > 0 {
+			if err := addLine(p, rep, c, false, draw.CircleGlyph{}, "replay, "+k); err != nil {
+				return err
+			}
+		}
+		if len(asm) > 0 {
+			if err := addLine(p, asm, c, true, draw.TriangleGlyph{}, "assembled, "+k); err != nil {
+				return err
+			}
+		}
+	}
+	if maxX > 0 {
+		bl, err := plotter.NewLine(plotter.XYs{{X: minX, Y: float64(b.o.budget)}, {X: maxX, Y: float64(b.o.budget)}})
+		if err != nil {
+			return err
+		}
+		bl.Color, bl.Width, bl.Dashes = color.Gray{0x55}, vg.Points(1), []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(bl)
+		p.Legend.Add("token budget", bl)
+	}
+	headroom(p, 20)
+	return b.save(p, "tokens-vs-rounds.png", "Tokens against tool rounds")
+}
+
+func (b *bench) plotLatency(keys []string, by map[string][]*scaleRow) error {
+	p := newPlot("Assembly latency over REST (p50 solid, p99 dashed)", "tool rounds in the conversation (log)", "milliseconds (log)")
+	logAxis(&p.X)
+	logAxis(&p.Y)
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, k := range keys {
+		var p50, p99 plotter.XYs
+		for _, r := range by[k] {
+			p50 = append(p50, plotter.XY{X: float64(r.Rounds), Y: msf(r.Lat.P50)})
+			p99 = append(p99, plotter.XY{X: float64(r.Rounds), Y: msf(r.Lat.P99)})
+		}
+		c := palette[i%len(palette)]
+		if err := addLine(p, p50, c, false, draw.CircleGlyph{}, "p50, "+k); err != nil {
+			return err
+		}
+		if err := addLine(p, p99, c, true, draw.TriangleGlyph{}, "p99, "+k); err != nil {
+			return err
+		}
+	}
+	// The issue's targets (at 10,000 rounds × 50 branches), for scale.
+	for _, t := range []struct {
+		ms    float64
+		label string
+	}{{10, "target p50 ≤ 10 ms (10k rounds × 50 branches)"}, {30, "target p99 ≤ 30 ms"}} {
+		tl, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: t.ms}, {X: p.X.Max, Y: t.ms}})
+		if err != nil {
+			return err
+		}
+		tl.Color, tl.Width, tl.Dashes = color.Gray{0x55}, vg.Points(1), []vg.Length{vg.Points(2), vg.Points(2)}
+		if t.ms == 30 {
+			tl.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
+		}
+		p.Add(tl)
+		p.Legend.Add(t.label, tl)
+	}
+	headroom(p, 4)
+	return b.save(p, "latency-vs-rounds.png", "Assembly latency against tool rounds")
+}
+
+func (b *bench) plotThroughput() error {
+	p := newPlot(fmt.Sprintf("Mixed load (50 %% assemblies, 50 %% tool-result writes), %g s per level", b.o.loadDur.Seconds()),
+		"concurrent clients (log)", "per second")
+	p.X.Scale = plot.LogScale{}
+	var ticks []plot.Tick
+	var req, asm, res plotter.XYs
+	for _, lv := range b.load.Levels {
+		x := float64(lv.Clients)
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.Itoa(lv.Clients)})
+		req = append(req, plotter.XY{X: x, Y: rate(lv.Requests, lv.Elapsed)})
+		asm = append(asm, plotter.XY{X: x, Y: rate(lv.Assemblies, lv.Elapsed)})
+		res = append(res, plotter.XY{X: x, Y: rate(lv.ToolResults, lv.Elapsed)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min = 0
+	p.Legend.Top, p.Legend.Left = true, true
+	if err := addLine(p, req, palette[0], false, draw.CircleGlyph{}, "HTTP requests/s (all)"); err != nil {
+		return err
+	}
+	if err := addLine(p, asm, palette[1], false, draw.TriangleGlyph{}, "assemblies/s"); err != nil {
+		return err
+	}
+	if err := addLine(p, res, palette[2], true, draw.BoxGlyph{}, "tool results written/s (2 requests each)"); err != nil {
+		return err
+	}
+	headroom(p, 1.4)
+	return b.save(p, "throughput-vs-clients.png", "Throughput against concurrent clients")
+}
+
+// ---------------------------------------------------------------------------------------
+// Report
+
+func (b *bench) writeReport(final bool) error {
+	if err := os.MkdirAll(filepath.Dir(b.o.out), 0o755); err != nil && filepath.Dir(b.o.out) != "." {
+		return err
+	}
+	var w strings.Builder
+	pf := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
+	s := b.sys
+
+	pf("# Benchmarks\n\n")
+	if !final {
+		pf("> **Interim report**: the run is still going; phases not listed below have not finished.\n\n")
+	}
+	pf("Written by `cmd/ctxbench` (`make bench`). Every figure below was measured in the one run described here;\n")
+	pf("nothing is carried over from earlier runs.\n\n")
+	pf("| | |\n|---|---|\n")
+	pf("| date | %s |\n", b.started.UTC().Format("2006-01-02 15:04 MST"))
+	pf("| command | `go run ./cmd/ctxbench %s` |\n", strings.Join(b.o.args, " "))
+	pf("| machine | %d CPUs (nproc), %s, %s |\n", s.NProc, s.Mem, s.CPU)
+	pf("| OS | %s |\n", s.Kernel)
+	pf("| Go | %s (GOMAXPROCS %d) |\n", runtime.Version(), runtime.GOMAXPROCS(0))
+	pf("| Neo4j | %s |\n", s.Neo4j)
+	pf("| wiring | ctxgraph in-process (cypher.Open, Migrate, o200k_base tokenizer, api.New with assembly.NewService) behind a real `net/http` server on %s; every timed request goes over loopback HTTP. The benchmark client runs in the same process (it shares the %d CPUs with the server and with Neo4j). |\n", b.base, s.NProc)
+	pf("| matrix | %s |\n", b.matrixText())
+	pf("| total time | %s |\n\n", b.elapsed().Round(time.Second))
+
+	if errs := b.serverErrLines(); len(b.failures) > 0 || len(errs) > 0 {
+		pf("## Failures and errors\n\n")
+		for _, f := range b.failures {
+			pf("- %s\n", oneLine(f))
+		}
+		if len(errs) > 0 {
+			pf("\nThe server's log of failed requests, by cause (ids blanked):\n\n")
+			for _, e := range errs {
+				pf("- %s\n", oneLine(e))
+			}
+		}
+		pf("\n")
+	}
+
+	if e := b.economy; e != nil {
+		pf("## Economy\n\n")
+		pf("Every scenario of `%s` (%d files) played through the API over loopback HTTP with `scenario.Runner`, each on a fresh account; replay (`tokens.baseline`) against assembled tokens, and the reference design's figures (DESIGN §1) where the scenario has them. The phase took %s.\n\n",
+			b.o.scenarios, e.Files, e.Elapsed.Round(time.Millisecond))
+		pf("%s\n", e.Table)
+		if len(e.Errors) > 0 {
+			pf("Failures:\n\n")
+			for _, x := range e.Errors {
+				pf("- %s\n", oneLine(x))
+			}
+			pf("\n")
+		}
+	}
+
+	if len(b.floor) > 0 {
+		pf("## Floor\n\n")
+		pf("%d samples per probe after %d untimed warm-up calls, one at a time.\n\n", b.o.floorN, b.o.floorN/10)
+		pf("| probe | what it does | p50 | p95 | p99 | max | errors |\n|---|---|---:|---:|---:|---:|---:|\n")
+		for _, p := range b.floor {
+			pf("| %s | %s | %s | %s | %s | %s | %d |\n", p.Name, p.What, ms(p.Stats.P50), ms(p.Stats.P95), ms(p.Stats.P99), ms(p.Stats.Max), p.Errors)
+		}
+		pf("\nThe issue asks for a bare Bolt round trip (`RETURN 1`). `cypher/` exports no method that runs it and only `cypher/` may use the driver, so the floor is `store.Ping`, the driver's `VerifyConnectivity`. With driver v5.28 on a direct `bolt://` URI that opens a session, borrows an idle pooled connection and returns it; once the pool holds a connection it sends no Bolt message to the server at all (its `Reset` is a no-op on a ready connection, and the driver's debug log shows no traffic), so it is the driver's own overhead, not a server round trip. The raw Bolt handshake (a new TCP connection answered by Neo4j's Bolt server) and `GET /v1/conversations/{id}` (the cheapest REST call that runs one Cypher query) bound a real round trip from both sides; assembly latency is given as a multiple of each below.\n\n")
+	}
+
+	if len(b.rows) > 0 {
+		b.reportScale(pf)
+	}
+	if b.load != nil {
+		b.reportLoad(pf)
+	}
+	if len(b.plots) > 0 {
+		pf("## Plots\n\n")
+		rel, err := filepath.Rel(filepath.Dir(b.o.out), b.o.plots)
+		if err != nil {
+			rel = b.o.plots
+		}
+		for _, p := range b.plots {
+			pf("![%s](%s)\n\n", p.Title, filepath.ToSlash(filepath.Join(rel, filepath.Base(p.Path))))
+		}
+	}
+	b.reportTargets(pf)
+
+	pf("## Phase timings\n\n| phase | wall time |\n|---|---:|\n")
+	for _, p := range b.phases {
+		pf("| %s | %s |\n", p.Name, p.Elapsed.Round(time.Millisecond))
+	}
+	for _, r := range b.sortedRows() {
+		if r.Summary.Elapsed > 0 || r.MeasureElapsed > 0 {
+			pf("| scale %s: seeding / timed assemblies | %s / %s |\n", r.name(), r.Summary.Elapsed.Round(time.Millisecond), r.MeasureElapsed.Round(time.Millisecond))
+		}
+	}
+	if b.load != nil && b.load.SeededHere {
+		pf("| load: seeding 1000x10x1 | %s |\n", b.load.SeedElapsed.Round(time.Millisecond))
+	}
+	if len(b.cleanups) > 0 {
+		var tot, worst time.Duration
+		for _, c := range b.cleanups {
+			tot += c.Elapsed
+			worst = max(worst, c.Elapsed)
+		}
+		failed := 0
+		for _, c := range b.cleanups {
+			if c.Err != "" {
+				failed++
+			}
+		}
+		pf("\nCleanup sent `DELETE /v1/conversations/{id}` for the %d conversations of the run (account `%s`) in %s (slowest %s); %d failed (listed under Failures) and stay in Neo4j.\n",
+			len(b.cleanups), b.account, tot.Round(time.Millisecond), worst.Round(time.Millisecond), failed)
+	}
+	pf("\n")
+	if b.o.jsonOut != "" {
+		data, err := json.MarshalIndent(b.results(), "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(b.o.jsonOut, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(b.o.out, []byte(w.String()), 0o644)
+}
+
+func (b *bench) matrixText() string {
+	if b.o.quick {
+		return "quick: rounds {10, 100, 1000} × branches {1, 10} × participants {1}, branches > rounds/2 skipped" + filterText(b.o.matrix)
+	}
+	return "rounds {10, 100, 1000, 10000} × branches {1, 10, 50} × participants {1, 4}, branches > rounds/2 skipped" + filterText(b.o.matrix)
+}
+
+func filterText(m string) string {
+	if m == "" {
+		return ""
+	}
+	return "; filtered to `-matrix " + m + "`"
+}
+
+func (b *bench) reportScale(pf func(string, ...any)) {
+	pf("## Scale\n\n")
+	pf("Each row is one conversation written by `seed.Generate` (seed = rounds·1000 + branches·10 + participants, branches written in parallel by %d writers; in-process, not timed). Then one cold `POST /v1/assemblies` and n timed ones, one at a time, over loopback HTTP, for the last run of the deepest branch (`Summary.Deepest()`), `now` = last seeded event + 5 min, token budget %s, no trace. Latency is client-side, end to end (HTTP, the Neo4j traversal, policies, serialisation with token counting, and the record write); the split is the mean of the server's `timingsMs`.\n\n",
+		b.o.seedConc, thousands(b.o.budget))
+	floorPing, floorRead := b.floorP50("store.Ping"), b.floorP50("GET /v1/conversations")
+	pf("| rounds | branches | participants | assembled branch: depth, lineage rounds | replay tokens | assembled tokens | cut | n | cold | p50 | p95 | p99 | graph | policy | serialize | record | p50 ÷ Ping p50 | p50 ÷ REST read p50 | errors |\n")
+	pf("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range b.sortedRows() {
+		if !r.measured() {
+			why := "not measured"
+			if r.Skipped != "" {
+				why = r.Skipped
+			} else if r.SeedErr != "" {
+				why = "seeding failed: " + clipS(r.SeedErr, 120)
+			} else if r.Err != "" {
+				why = clipS(r.Err, 120)
+			}
+			pf("| %d | %d | %d | %s | | | | | | | | | | | | | | | %d |\n", r.Rounds, r.Branches, r.Participants, oneLine(why), r.Errors)
+			continue
+		}
+		cut := "—"
+		if r.Baseline > 0 {
+			cut = fmt.Sprintf("%.1f %%", 100*(1-float64(r.Assembled)/float64(r.Baseline)))
+		}
+		pf("| %d | %d | %d | %s: %d, %d | %s | %s | %s | %d | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %d |\n",
+			r.Rounds, r.Branches, r.Participants, r.Target.Name, r.Target.Depth, r.Target.LineageRounds,
+			thousands(r.Baseline), thousands(r.Assembled), cut, r.Lat.N, ms(r.Cold), ms(r.Lat.P50), ms(r.Lat.P95), ms(r.Lat.P99),
+			r.Split.Graph, r.Split.Policy, r.Split.Serialize, r.Split.Record,
+			multiple(r.Lat.P50, floorPing), multiple(r.Lat.P50, floorRead), r.Errors)
+	}
+	pf("\nLatency columns in ms; graph / policy / serialize / record are the mean server-side split in ms (`timingsMs`).\n\n")
+
+	pf("### What the timed assembly included\n\n")
+	pf("From the last timed assembly of each row: the included records by form (`as`) and the omitted ones by reason.\n\n")
+	pf("| rounds | branches | participants | assembled / budget | included by form | omitted by reason |\n|---:|---:|---:|---:|---|---|\n")
+	for _, r := range b.sortedRows() {
+		if !r.measured() {
+			continue
+		}
+		over := ""
+		if r.Assembled > b.o.budget {
+			over = " **over**"
+		}
+		pf("| %d | %d | %d | %s / %s%s | %s | %s |\n", r.Rounds, r.Branches, r.Participants, thousands(r.Assembled), thousands(b.o.budget), over,
+			countsText(r.Included), countsText(r.Omitted))
+	}
+	pf("\n")
+
+	pf("### What each conversation wrote\n\n")
+	pf("| rounds | branches | participants | seeding time | requests | MB sent | tool calls | results (blob > 64 KiB) | memories | nodes | relationships (derived) | blob bytes on disk | Neo4j data dir Δ |\n")
+	pf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range b.sortedRows() {
+		if r.Summary.ConversationID == "" && r.SeedErr == "" {
+			continue
+		}
+		c := r.Summary.Counts
+		nodes, rels := graphSize(r)
+		delta := "—"
+		if r.Neo4jBefore >= 0 && r.Neo4jAfter >= 0 {
+			delta = mb(r.Neo4jAfter - r.Neo4jBefore)
+		}
+		note := ""
+		if r.TimedOut {
+			note = " (timed out, partial)"
+		} else if r.SeedErr != "" {
+			note = " (failed)"
+		}
+		pf("| %d | %d | %d | %s%s | %s | %.1f | %s | %s (%d) | %s | %s | %s | %s | %s |\n",
+			r.Rounds, r.Branches, r.Participants, r.Summary.Elapsed.Round(time.Millisecond), note, thousands(int(c.Requests)),
+			float64(r.Summary.BytesWritten)/1e6, thousands(c.ToolCalls), thousands(c.ToolResults), c.BlobResults, thousands(c.Memories),
+			thousands(nodes), thousands(rels), mb(r.BlobBytes), delta)
+	}
+	pf("\nNodes are counted from what `seed` reports it wrote (conversation, branches, participants, messages, runs, tool calls, one artifact per result, memories). Relationships are derived, not counted: HAS_BRANCH and FORKED_FROM per branch, HAS_PARTICIPANT, HAS_MESSAGE and REPLIES_TO per message, ON_BRANCH, BY, TRIGGERED_BY and GENERATED_BY per run, REQUESTED per call, PRODUCED per result, DERIVED_FROM per memory plus SUPERSEDES and CONFLICTS_WITH — as the write queries create them; no Cypher runs outside `cypher/`, so neither figure was read back from Neo4j. Neither includes the ContextAssembly records the timed assemblies then wrote. Blob bytes are the growth of the benchmark's blob directory. The Neo4j column is the growth of `du -sb` of %s across the seeding: it includes transaction logs and store files growing in preallocated steps, and anything else writing to the same Neo4j meanwhile (other test runs), so read it as a rough size.\n\n",
+		orDash(b.dataDir))
+}
+
+// graphSize derives the node and relationship counts of a seeded conversation from the
+// counts seed reports (see the report's note).
+func graphSize(r *scaleRow) (nodes, rels int) {
+	c := r.Summary.Counts
+	br, pt := len(r.Summary.Branches), len(r.Summary.ParticipantIDs)
+	if br == 0 {
+		br = r.Branches
+	}
+	if pt == 0 {
+		pt = r.Participants
+	}
+	nodes = 1 + br + pt + c.Messages + c.Runs + c.ToolCalls + c.ToolResults + c.Memories
+	rels = br + (br - 1) + pt + c.Messages + max(c.Messages-1, 0) + 4*c.Runs + c.ToolCalls + c.ToolResults + c.Memories + c.Supersedes + c.Conflicts
+	return nodes, rels
+}
+
+// sortedRows are the scale rows by rounds, branches and participants.
+func (b *bench) sortedRows() []*scaleRow {
+	rows := slices.Clone(b.rows)
+	slices.SortStableFunc(rows, func(x, y *scaleRow) int {
+		if x.Rounds != y.Rounds {
+			return x.Rounds - y.Rounds
+		}
+		if x.Branches != y.Branches {
+			return x.Branches - y.Branches
+		}
+		return x.Participants - y.Participants
+	})
+	return rows
+}
+
+func (b *bench) floorP50(prefix string) time.Duration {
+	for _, p := range b.floor {
+		if strings.HasPrefix(p.Name, prefix) {
+			return p.Stats.P50
+		}
+	}
+	return 0
+}
+
+func (b *bench) reportLoad(pf func(string, ...any)) {
+	l := b.load
+	pf("## Load\n\n")
+	if l.Conversation == "" {
+		pf("Not run: %s\n\n", oneLine(l.WriteErr))
+		return
+	}
+	pf("Against the 1,000-round, 10-branch, 1-participant conversation%s. Each client loops until the level's %s are up, choosing at random (50/50) between an assembly — the same request as the scale row: the last run of `%s` (depth %d, %d lineage rounds), budget %s — and a tool-result write: `POST /v1/runs/{run}/tool-calls` for a new call, then `POST /v1/tool-calls/{id}/result` with a ~2 KB web-search result. Each client writes on its own run, started before the levels on one of the other branches, so the assembled lineage is the same at every level. Latencies are per HTTP request; an error is any transport error or unexpected status.\n\n",
+		map[bool]string{true: " (seeded for this phase)", false: " of the scale phase"}[l.SeededHere], b.o.loadDur, l.Target.Name, l.Target.Depth, l.Target.LineageRounds, thousands(b.o.budget))
+	pf("| clients | wall time | requests | req/s | assemblies | assemblies/s | tool results | results/s | assembly p50 | assembly p99 | write p50 | write p99 | all p99 | errors |\n")
+	pf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, lv := range l.Levels {
+		pf("| %d | %s | %s | %.1f | %s | %.1f | %s | %.1f | %s | %s | %s | %s | %s | %d |\n",
+			lv.Clients, lv.Elapsed.Round(time.Millisecond), thousands(lv.Requests), rate(lv.Requests, lv.Elapsed),
+			thousands(lv.Assemblies), rate(lv.Assemblies, lv.Elapsed), thousands(lv.ToolResults), rate(lv.ToolResults, lv.Elapsed),
+			ms(lv.AsmLat.P50), ms(lv.AsmLat.P99), ms(lv.WriteLat.P50), ms(lv.WriteLat.P99), ms(lv.AllLat.P99), lv.Errors)
+	}
+	pf("\nLatencies in ms. The wall time runs past the level's duration by the requests in flight when it ends.\n\n")
+	for _, lv := range l.Levels {
+		if len(lv.ErrSamples) > 0 {
+			pf("- %d clients, errors: %s\n", lv.Clients, oneLine(strings.Join(lv.ErrSamples, "; ")))
+		}
+	}
+}
+
+func (b *bench) reportTargets(pf func(string, ...any)) {
+	pf("## Targets\n\n")
+	pf("| target (issue 4) | measured | status |\n|---|---|---|\n")
+	var big []*scaleRow
+	for _, r := range b.rows {
+		if r.Rounds == 10000 && r.Branches == 50 && r.measured() {
+			big = append(big, r)
+		}
+	}
+	if len(big) == 0 {
+		pf("| assembly p50 ≤ 10 ms over REST at 10,000 rounds × 50 branches | not measured in this run | not measured |\n")
+		pf("| assembly p99 ≤ 30 ms over REST at 10,000 rounds × 50 branches | not measured in this run | not measured |\n")
+	}
+	for _, r := range big {
+		pf("| assembly p50 ≤ 10 ms over REST at 10,000 rounds × 50 branches (%d participant%s) | %s | %s |\n", r.Participants, plural(r.Participants, "s"), ms(r.Lat.P50), metText(r.Lat.P50 <= 10*time.Millisecond))
+		pf("| assembly p99 ≤ 30 ms over REST at 10,000 rounds × 50 branches (%d participant%s) | %s | %s |\n", r.Participants, plural(r.Participants, "s"), ms(r.Lat.P99), metText(r.Lat.P99 <= 30*time.Millisecond))
+	}
+	measured, within, maxAsm := 0, 0, 0
+	maxName := ""
+	for _, r := range b.rows {
+		if !r.measured() {
+			continue
+		}
+		measured++
+		if r.Assembled <= b.o.budget && (r.Budget == 0 || r.Assembled <= r.Budget) {
+			within++
+		}
+		if r.Assembled >= maxAsm {
+			maxAsm, maxName = r.Assembled, r.name()
+		}
+	}
+	if measured == 0 {
+		pf("| assembled tokens within the budget at every size | no scale row measured | not measured |\n")
+	} else {
+		largest := ""
+		for _, r := range b.rows {
+			if r.measured() {
+				largest = fmt.Sprintf("%d rounds", r.Rounds)
+			}
+		}
+		pf("| assembled tokens within the budget (%s) at every size | %d of %d rows within; largest %s tokens (%s); sizes up to %s | %s |\n",
+			thousands(b.o.budget), within, measured, thousands(maxAsm), maxName, largest, metText(within == measured))
+	}
+	var at16 *loadLevel
+	if b.load != nil {
+		for i := range b.load.Levels {
+			if b.load.Levels[i].Clients == 16 {
+				at16 = &b.load.Levels[i]
+			}
+		}
+	}
+	if at16 == nil {
+		pf("| ≥ 200 assemblies/s at 16 clients with zero errors | not measured in this run | not measured |\n")
+	} else {
+		r := rate(at16.Assemblies, at16.Elapsed)
+		pf("| ≥ 200 assemblies/s at 16 clients with zero errors | %.1f assemblies/s (in a 50/50 mix with writes), %d errors | %s |\n", r, at16.Errors, metText(r >= 200 && at16.Errors == 0))
+	}
+	pf("\nWhere a target is missed, the profile that explains it (Neo4j `PROFILE` of the traversal, Go pprof of the server) and the fix are still to be done; `-pprof DIR` writes a Go CPU profile of each scale row's timed assemblies, and `scripts/profile-traversal` profiles the traversal.\n\n")
+}
+
+// countsText writes counts as "a 3, b 1", largest first.
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %s", k, thousands(m[k])))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func metText(ok bool) string {
+	if ok {
+		return "**met**"
+	}
+	return "**missed**"
+}
+
+// ---------------------------------------------------------------------------------------
+// Machine and sizes
+
+type sysInfo struct {
+	NProc  int
+	Mem    string
+	CPU    string
+	Kernel string
+	Neo4j  string
+}
+
+func readSysInfo(o options, dataDir string) sysInfo {
+	s := sysInfo{NProc: runtime.NumCPU(), Mem: "memory unknown", CPU: "CPU model unknown", Kernel: runtime.GOOS + "/" + runtime.GOARCH}
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil {
+			s.NProc = n
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "MemTotal:") {
+				f := strings.Fields(line)
+				if len(f) >= 2 {
+					if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+						s.Mem = fmt.Sprintf("%.1f GiB RAM", kb/1024/1024)
+					}
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if _, v, ok := strings.Cut(line, ":"); ok {
+					s.CPU = strings.TrimSpace(v)
+					break
+				}
+			}
+		}
+	}
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		s.Kernel = strings.TrimSpace(string(out))
+	}
+	s.Neo4j = "version unknown (" + o.neo4jURI + ")"
+	if dataDir != "" {
+		home := filepath.Dir(dataDir)
+		jars, _ := filepath.Glob(filepath.Join(home, "lib", "neo4j-kernel-[0-9]*.jar"))
+		if len(jars) > 0 {
+			v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(jars[0]), "neo4j-kernel-"), ".jar")
+			heap := "?"
+			if pid, err := os.ReadFile(filepath.Join(home, "neo4j.pid")); err == nil {
+				if cmd, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "cmdline")); err == nil {
+					for _, a := range strings.Split(string(cmd), "\x00") {
+						if strings.HasPrefix(a, "-Xmx") {
+							heap = strings.TrimPrefix(a, "-Xmx")
+						}
+					}
+				}
+			}
+			s.Neo4j = fmt.Sprintf("Community %s, the project's local launcher (%s): heap %s, page cache %s, transaction memory %s; shared with whatever else uses it during the run",
+				v, o.neo4jURI, heap, orDefault(os.Getenv("NEO4J_LOCAL_PAGECACHE"), "256m"), orDefault(os.Getenv("NEO4J_LOCAL_TX_MEMORY"), "512m"))
+		}
+	}
+	return s
+}
+
+// neo4jDataDir is the Neo4j data directory to measure, when it is known.
+func neo4jDataDir(o options) string {
+	if o.neo4jData != "auto" {
+		return o.neo4jData
+	}
+	u, err := url.Parse(o.neo4jURI)
+	if err != nil || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost") {
+		return ""
+	}
+	home := orDefault(os.Getenv("NEO4J_LOCAL_HOME"), ".neo4j-local")
+	dir, err := filepath.Abs(filepath.Join(home, "data"))
+	if err != nil {
+		return ""
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return ""
+	}
+	return dir
+}
+
+// duData is `du -sb` of the Neo4j data directory, or -1.
+func (b *bench) duData() int64 {
+	if b.dataDir == "" {
+		return -1
+	}
+	// du exits non-zero when Neo4j removes a file (a rotated transaction log) while it
+	// walks; it still prints the total, so the exit status alone is not a failure.
+	for attempt := 0; attempt < 3; attempt++ {
+		out, _ := exec.Command("du", "-sb", b.dataDir).Output()
+		if f := strings.Fields(string(out)); len(f) > 0 {
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// dirBytes sums the sizes of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// ---------------------------------------------------------------------------------------
+// Statistics and formatting
+
+type stats struct {
+	N                            int
+	Min, P50, P95, P99, Max, Avg time.Duration
+}
+
+// summarize computes nearest-rank percentiles, as integration/bench_test.go does.
+func summarize(ds []time.Duration) stats {
+	if len(ds) == 0 {
+		return stats{}
+	}
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	pct := func(p int) time.Duration {
+		rank := (p*len(s) + 99) / 100
+		return s[max(rank, 1)-1]
+	}
+	return stats{N: len(s), Min: s[0], P50: pct(50), P95: pct(95), P99: pct(99), Max: s[len(s)-1], Avg: sum / time.Duration(len(s))}
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ms(d time.Duration) string {
+	switch f := msf(d); {
+	case d == 0:
+		return "—"
+	case f < 1:
+		return fmt.Sprintf("%.3f", f)
+	case f < 100:
+		return fmt.Sprintf("%.2f", f)
+	default:
+		return fmt.Sprintf("%.1f", f)
+	}
+}
+
+func multiple(d, floor time.Duration) string {
+	if d == 0 || floor == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f×", float64(d)/float64(floor))
+}
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func mb(n int64) string {
+	if n < 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+func plural(n int, suffix string) string {
+	if n == 1 {
+		return ""
+	}
+	return suffix
+}
+
+func parseInts(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		out = []int{1}
+	}
+	return out
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func clip(b []byte) string { return clipS(string(b), 200) }
+
+func clipS(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", `\|`)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "the Neo4j data directory (not measured: not a local launcher)"
+	}
+	return "`" + s + "`"
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
