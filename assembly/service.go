@@ -173,7 +173,17 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	for assembled > req.TokenBudget {
 		i := lowestPriority(verdicts)
 		if i < 0 {
-			break
+			// Only protected records are left: compact one more open call, if any.
+			j := oldestFullRecovery(verdicts)
+			if j < 0 {
+				break
+			}
+			verdicts[j].Compact = true
+			verdicts[j].Decision.Rule += "+budget.recovery_compacted"
+			rerender(verdicts, texts, req.Provider, raw, names)
+			msgs, included = render(verdicts, texts, head)
+			assembled = ChatTokens(tk, msgs)
+			continue
 		}
 		verdicts[i].Decision = model.Decision{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, Kind: "budget",
 			Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget, Rule: "budget.final_fit"}
@@ -291,6 +301,22 @@ func rerender(verdicts []policy.Verdict, texts []string, provider string, raw ma
 			texts[i] = contextLine(vd, provider, raw, names)
 		}
 	}
+}
+
+// oldestFullRecovery is the oldest recovery item still shown in full, or -1.
+func oldestFullRecovery(verdicts []policy.Verdict) int {
+	best := -1
+	for i, vd := range verdicts {
+		if !vd.Included() || vd.Decision.As != model.AsRecovery || vd.Compact {
+			continue
+		}
+		c := vd.Candidate
+		if best < 0 || c.Depth > verdicts[best].Candidate.Depth ||
+			(c.Depth == verdicts[best].Candidate.Depth && c.Seq < verdicts[best].Candidate.Seq) {
+			best = i
+		}
+	}
+	return best
 }
 
 // lowestPriority is the unprotected included record the budget gives up first.

@@ -196,15 +196,21 @@ func TestOpenCallsBeyondTheBudgetAreCompactedNeverDropped(t *testing.T) {
 			"arguments": map[string]any{"query": strings.Repeat("account renewal status ", 12), "page": i}}), "id")
 		calls = append(calls, id)
 	}
-	a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 600})
+	// In full, the open calls alone overflow the budget; compacted they fit.
+	const budget = 800
+	full := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 100000})
+	if n := full["tokens"].(map[string]any)["assembled"].(float64); n <= budget {
+		t.Fatalf("the full forms take %v tokens; the test needs them to overflow %d", n, budget)
+	}
+	a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": budget})
 	got := includedAs(a)
 	for _, c := range calls {
 		if got[c] != "recovery" {
 			t.Errorf("open call %s: got %q, want recovery", c, got[c])
 		}
 	}
-	if n := a["tokens"].(map[string]any)["assembled"].(float64); n > 600 {
-		t.Errorf("got %v assembled tokens, want at most the budget 600", n)
+	if n := a["tokens"].(map[string]any)["assembled"].(float64); n > budget {
+		t.Errorf("got %v assembled tokens, want at most the budget %d", n, budget)
 	}
 	if !strings.Contains(string(mustJSON(a["messages"])), "details withheld for the budget") {
 		t.Errorf("no open call was compacted although the full forms overflow the budget")

@@ -235,6 +235,55 @@ func (l *errorLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+var (
+	amountPattern   = regexp.MustCompile(`\d+\.\d+`)
+	attemptsPattern = regexp.MustCompile(`after \d+ attempts`)
+)
+
+// groupErrLines merges "N × cause" lines whose causes differ only in amounts (MiB used,
+// retry attempts).
+func groupErrLines(lines []string) []string {
+	counts := map[string]int{}
+	var order []string
+	for _, l := range lines {
+		n, rest := 1, l
+		if c, r, ok := strings.Cut(l, " × "); ok {
+			if v, err := strconv.Atoi(c); err == nil {
+				n, rest = v, r
+			}
+		}
+		rest = attemptsPattern.ReplaceAllString(amountPattern.ReplaceAllString(rest, "…"), "after … attempts")
+		if counts[rest] == 0 {
+			order = append(order, rest)
+		}
+		counts[rest] += n
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("%d × %s", counts[k], k))
+	}
+	return out
+}
+
+// collapseCleanup folds the failed deletes of the cleanup into one line.
+func collapseCleanup(failures []string) []string {
+	const prefix = "cleanup: DELETE /v1/conversations/"
+	var out, ids []string
+	for _, f := range failures {
+		if rest, ok := strings.CutPrefix(f, prefix); ok {
+			id, _, _ := strings.Cut(rest, " ")
+			ids = append(ids, "`"+id+"`")
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(ids) > 0 {
+		out = append(out, fmt.Sprintf("cleanup: `DELETE /v1/conversations/{id}` answered 503 for %d conversation%s, which stay in Neo4j (cause in the server log below): %s",
+			len(ids), plural(len(ids), "s"), strings.Join(ids, ", ")))
+	}
+	return out
+}
+
 // lines returns "N × cause" for each distinct cause, in first-seen order.
 func (l *errorLog) lines() []string {
 	if l == nil {
@@ -1389,11 +1438,12 @@ func (b *bench) writeReport(final bool) error {
 
 	if errs := b.serverErrLines(); len(b.failures) > 0 || len(errs) > 0 {
 		pf("## Failures and errors\n\n")
-		for _, f := range b.failures {
+		for _, f := range collapseCleanup(b.failures) {
 			pf("- %s\n", oneLine(f))
 		}
 		if len(errs) > 0 {
-			pf("\nThe server's log of failed requests, by cause (ids blanked):\n\n")
+			errs = groupErrLines(errs)
+			pf("\nThe server's log of failed requests, by cause (ids and amounts blanked):\n\n")
 			for _, e := range errs {
 				pf("- %s\n", oneLine(e))
 			}
