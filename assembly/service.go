@@ -96,10 +96,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	}
 
 	start = time.Now()
-	verdicts := policy.Judge(v, policy.Request{
+	judged := policy.Request{
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
-	}, snap.Candidates)
+	}
+	verdicts := policy.Judge(v, judged, snap.Candidates)
 	policyTime := time.Since(start)
 	if missingContent(verdicts) {
 		// Rare: the window reaches further back than the content read. Read it all.
@@ -107,10 +108,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		if snap, err = s.Graph.LineageSnapshot(ctx, accountID, req); err != nil {
 			return model.Assembly{}, nil, err
 		}
-		verdicts = policy.Judge(v, policy.Request{
-			ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
-			ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
-		}, snap.Candidates)
+		verdicts = policy.Judge(v, judged, snap.Candidates)
 	}
 	req.MessageContentTail = 0
 

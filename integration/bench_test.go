@@ -178,20 +178,12 @@ func percentileMs(sorted []time.Duration, p int) float64 {
 	return float64(sorted[max(rank, 1)-1]) / float64(time.Millisecond)
 }
 
-func countsText(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
-	}
-	return "{" + strings.Join(parts, " ") + "}"
-}
+func countsText(m map[string]int) string { return mapText(m, "%s=%d") }
 
-func floatsText(m map[string]float64) string {
+func floatsText(m map[string]float64) string { return mapText(m, "%s=%.1f") }
+
+// mapText renders a map in key order with the given key/value format.
+func mapText[V int | float64](m map[string]V, format string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -199,7 +191,7 @@ func floatsText(m map[string]float64) string {
 	sort.Strings(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%.1f", k, m[k]))
+		parts = append(parts, fmt.Sprintf(format, k, m[k]))
 	}
 	return "{" + strings.Join(parts, " ") + "}"
 }
