@@ -66,9 +66,6 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 // serialisation and token counting.
 func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, []policy.Verdict, error) {
 	start := time.Now()
-	// The window needs the content of the latest messages only; four times the window
-	// leaves room for other participants' private messages and directives among them.
-	req.MessageContentTail = 4 * v.WindowMessages
 	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req)
 	if err != nil {
 		return model.Assembly{}, nil, err
@@ -102,15 +99,6 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	}
 	verdicts := policy.Judge(v, judged, snap.Candidates)
 	policyTime := time.Since(start)
-	if missingContent(verdicts) {
-		// Rare: the window reaches further back than the content read. Read it all.
-		req.MessageContentTail = 0
-		if snap, err = s.Graph.LineageSnapshot(ctx, accountID, req); err != nil {
-			return model.Assembly{}, nil, err
-		}
-		verdicts = policy.Judge(v, judged, snap.Candidates)
-	}
-	req.MessageContentTail = 0
 
 	// Rehydration reads raw bodies only now, after the policy selected them.
 	var rawIDs []string
@@ -281,16 +269,6 @@ func contextSection(vd policy.Verdict) int {
 	return 4
 }
 
-// missingContent reports whether a message the policies included came without content.
-func missingContent(verdicts []policy.Verdict) bool {
-	for _, vd := range verdicts {
-		if vd.Included() && vd.Candidate.Kind == model.KindMessage && !vd.Candidate.ContentLoaded {
-			return true
-		}
-	}
-	return false
-}
-
 // rerender refreshes the text of every included context record whose form the budget
 // changed (a revived duplicate, a conflict side that became a lone survivor).
 func rerender(verdicts []policy.Verdict, texts []string, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
@@ -362,7 +340,7 @@ func (s *Service) Explain(ctx context.Context, accountID, assemblyID, ref string
 		}
 	}
 	if !found {
-		again, _, err := s.recompute(ctx, accountID, rec)
+		again, _, err := s.recompute(ctx, accountID, rec, false)
 		if err != nil {
 			return model.Explanation{}, err
 		}
@@ -423,13 +401,13 @@ func typeOfLabel(label string) string {
 
 // recompute re-runs a recorded assembly under its recorded policy version, now and asOf,
 // with a trace so that every omitted record is listed.
-func (s *Service) recompute(ctx context.Context, accountID string, rec model.Assembly) (model.Assembly, []policy.Verdict, error) {
+func (s *Service) recompute(ctx context.Context, accountID string, rec model.Assembly, fresh bool) (model.Assembly, []policy.Verdict, error) {
 	v, err := policy.Resolve(rec.PolicyVersion)
 	if err != nil {
 		return model.Assembly{}, nil, err
 	}
 	req := rec.Request
-	req.Trace = true
+	req.Trace, req.Fresh = true, fresh
 	return s.compute(ctx, accountID, req, v)
 }
 
@@ -440,7 +418,8 @@ func (s *Service) Replay(ctx context.Context, accountID, assemblyID string) (mod
 	if err != nil {
 		return model.ReplayReport{}, err
 	}
-	again, _, err := s.recompute(ctx, accountID, rec)
+	// A replay reads the graph afresh: it checks the assembler's cache as well as the policy.
+	again, _, err := s.recompute(ctx, accountID, rec, true)
 	if err != nil {
 		return model.ReplayReport{}, err
 	}

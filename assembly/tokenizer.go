@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 
@@ -18,6 +20,9 @@ import (
 type Tokenizer struct {
 	codec tokenizer.Codec
 	name  string
+
+	mu    sync.Mutex
+	cache map[string]int
 }
 
 var _ model.TokenCounter = (*Tokenizer)(nil)
@@ -39,7 +44,7 @@ func NewTokenizer(encoding string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", encoding, err)
 	}
-	t := &Tokenizer{codec: codec, name: encoding}
+	t := &Tokenizer{codec: codec, name: encoding, cache: map[string]int{}}
 	codecs[enc] = t
 	return t, nil
 }
@@ -71,17 +76,63 @@ func EncodingForModel(modelName string) string {
 // Name is the encoding's name.
 func (t *Tokenizer) Name() string { return t.name }
 
-// Count returns the number of tokens of text.
+// Count returns the number of tokens of text. The text is cut into chunks after each newline
+// that the encoding's split pattern always ends a piece at (one followed by a character that
+// is neither white space nor "/"); BPE never merges across pieces, so the count is the sum of
+// the chunks' counts, and each chunk's count is cached: an assembly re-counts only the lines
+// that changed since the last one.
 func (t *Tokenizer) Count(text string) int {
-	if text == "" {
-		return 0
+	n := 0
+	for text != "" {
+		i := chunkEnd(text)
+		n += t.countChunk(text[:i])
+		text = text[i:]
 	}
-	ids, _, err := t.codec.Encode(text)
+	return n
+}
+
+// chunkEnd is the length of text's first chunk.
+func chunkEnd(text string) int {
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			return len(text)
+		}
+		i += j + 1
+		if i == len(text) {
+			return i
+		}
+		if r, _ := utf8.DecodeRuneInString(text[i:]); !unicode.IsSpace(r) && r != '/' {
+			return i
+		}
+	}
+}
+
+// chunkCacheSize bounds the cached chunk counts of one encoding; the cache starts over when
+// it is full.
+const chunkCacheSize = 200_000
+
+func (t *Tokenizer) countChunk(chunk string) int {
+	t.mu.Lock()
+	n, ok := t.cache[chunk]
+	t.mu.Unlock()
+	if ok {
+		return n
+	}
+	ids, _, err := t.codec.Encode(chunk)
+	n = len(ids)
 	if err != nil {
 		// Encode fails only on invalid UTF-8; count bytes rather than under-count.
-		return len(text)
+		n = len(chunk)
 	}
-	return len(ids)
+	t.mu.Lock()
+	if len(t.cache) >= chunkCacheSize {
+		t.cache = map[string]int{}
+	}
+	// A clone, so that the cache never pins the larger text the chunk was cut from.
+	t.cache[strings.Clone(chunk)] = n
+	t.mu.Unlock()
+	return n
 }
 
 // Per-message accounting of chat formats: every message costs its role, content and name

@@ -39,12 +39,18 @@ func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs [
 	return out, nil
 }
 
-// storedDecisionKinds are the decisions kept as PolicyDecision nodes; bulk structural ones
-// (window, budget, branch, plain inclusion) are counted on the assembly and recomputed by
-// explain through replay.
+// storedDecisionKinds are the decisions kept as PolicyDecision nodes: DESIGN's privacy,
+// freshness, rehydration, routing and recovery decisions. Bulk and structural ones
+// (window, budget, branch, duplicates, visibility, supersession, provenance, conflict and
+// plain inclusion) are counted on the assembly and recomputed by explain through replay, so
+// that the record of an assembly does not grow with the history behind it.
 var storedDecisionKinds = map[string]bool{
 	"privacy": true, "routing": true, "freshness": true, "rehydration": true, "recovery": true,
-	"visibility": true, "supersession": true, "provenance": true, "conflict": true,
+}
+
+// bulkReasons are omission reasons that are never stored as decisions, whatever their kind.
+var bulkReasons = map[string]bool{
+	model.ReasonWindow: true, model.ReasonBudget: true, model.ReasonDuplicate: true, model.ReasonBranchIneligible: true,
 }
 
 // byType is a parameter map with one (empty) list per record type an assembly can name.
@@ -71,7 +77,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	decisions := byType()
 	stored := 0
 	for _, d := range a.Decisions {
-		if list, ok := decisions[d.Type].([]map[string]any); ok && storedDecisionKinds[d.Kind] {
+		if list, ok := decisions[d.Type].([]map[string]any); ok && storedDecisionKinds[d.Kind] && !bulkReasons[d.Reason] {
 			decisions[d.Type] = append(list, map[string]any{
 				"id": newID("pd"), "ref": d.Ref, "kind": d.Kind, "outcome": d.Outcome,
 				"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule,

@@ -67,12 +67,19 @@ func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.C
 	})
 }
 
-// DeleteConversation deletes a conversation and everything under it. Blobs that no other
-// artifact shares are removed after the graph commit, so a failed delete leaves every
-// payload readable.
+// deleteBatch is how many nodes one transaction of a conversation's deletion deletes.
+const deleteBatch = 5000
+
+// DeleteConversation deletes a conversation and everything under it: first, in one
+// transaction, it marks the conversation deleted and removes its branches and participants
+// (from then on reads answer 404 and no write can land in it); then the remaining nodes go in
+// batches, each its own transaction, so that no transaction outgrows Neo4j's transaction
+// memory however long the conversation; the conversation node goes last. Blobs that no other
+// artifact shares are removed after that, so a failed delete leaves every payload readable,
+// and deleting again finishes an interrupted deletion.
 func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) error {
+	params := map[string]any{"id": id, "accountId": accountID}
 	refs, err := writeTx(ctx, s, func(t *tx) ([]string, error) {
-		params := map[string]any{"id": id, "accountId": accountID}
 		rec, err := t.one("ConversationBlobRefs", params)
 		if err != nil {
 			return nil, err
@@ -81,7 +88,7 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 			return nil, model.NotFound("conversation", id)
 		}
 		refs := strList(rec, "refs")
-		if rec, err = t.one("DeleteConversation", params); err != nil {
+		if rec, err = t.one("MarkConversationDeleted", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()}); err != nil {
 			return nil, err
 		}
 		if rec == nil {
@@ -91,6 +98,23 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 	})
 	if err != nil {
 		return err
+	}
+	s.records.drop(accountID, id)
+	for {
+		deleted, err := writeTx(ctx, s, func(t *tx) (int64, error) {
+			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": deleteBatch})
+			if err != nil || rec == nil {
+				return 0, err
+			}
+			n, _ := value(rec, "deleted").(int64)
+			return n, nil
+		})
+		if err != nil {
+			return err
+		}
+		if deleted == 0 {
+			break
+		}
 	}
 	return s.dropUnreferencedBlobs(ctx, refs)
 }

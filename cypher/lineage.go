@@ -30,20 +30,44 @@ func (l lineage) contains(branchID string, seq int64) bool {
 	return false
 }
 
+// cutoff is the seq up to which the lineage inherits a branch; false when the branch is not
+// part of it.
+func (l lineage) cutoff(branchID string) (int64, bool) {
+	for _, b := range l.Branches {
+		if b.BranchID == branchID {
+			return b.Cutoff, true
+		}
+	}
+	return 0, false
+}
+
+// lineageOf derives a branch's lineage from the conversation's branches as
+// ConversationRecords lists them ({id, parentId, afterSeq}): the branch sees all of its own
+// records, each ancestor up to the fork point of the branch forked from it.
+func lineageOf(conversationID, branchID string, branches []any) lineage {
+	parent := map[string]props{}
+	for _, v := range branches {
+		b := asProps(v)
+		parent[b.str("id")] = b
+	}
+	l := lineage{ConversationID: conversationID}
+	id, cutoff := branchID, openEnded
+	for depth := int64(0); id != ""; depth++ {
+		b, ok := parent[id]
+		if !ok || depth > int64(len(branches)) {
+			break
+		}
+		l.Branches = append(l.Branches, lineageBranch{BranchID: id, Depth: depth, Cutoff: cutoff})
+		id, cutoff = b.str("parentId"), b.i64("afterSeq")
+	}
+	return l
+}
+
 // ids lists the lineage's branch ids, nearest first.
 func (l lineage) ids() []string {
 	out := make([]string, len(l.Branches))
 	for i, b := range l.Branches {
 		out[i] = b.BranchID
-	}
-	return out
-}
-
-// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
-func (l lineage) params() []map[string]any {
-	out := make([]map[string]any, len(l.Branches))
-	for i, b := range l.Branches {
-		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
 	}
 	return out
 }
@@ -139,4 +163,13 @@ func labelNoun(label string) string {
 		return "branch"
 	}
 	return "record"
+}
+
+// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
+func (l lineage) params() []map[string]any {
+	out := make([]map[string]any, len(l.Branches))
+	for i, b := range l.Branches {
+		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
+	}
+	return out
 }

@@ -45,6 +45,10 @@ type Store struct {
 	// AfterStatement, when set, runs after every statement of a write transaction and can
 	// fail it. Tests use it to inject a failure half-way through a multi-node write.
 	AfterStatement func(query string) error
+
+	// records is the assembler's cache of conversation copies (see records.go); nil when
+	// disabled with SetRecordCache(0).
+	records *recordCache
 }
 
 var (
@@ -78,7 +82,18 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		blobs:       blobs,
 		InlineLimit: DefaultInlineLimit,
 		Now:         func() time.Time { return time.Now().UTC() },
+		records:     newRecordCache(DefaultRecordCacheSize),
 	}, nil
+}
+
+// SetRecordCache sets how many records the assembler keeps cached across conversations; 0
+// turns the cache off, so that every assembly reads its conversation in full.
+func (s *Store) SetRecordCache(records int) {
+	if records <= 0 {
+		s.records = nil
+		return
+	}
+	s.records = newRecordCache(records)
 }
 
 // Close releases the driver's connections.

@@ -63,9 +63,10 @@ type AssemblyRequest struct {
 	Now              time.Time `json:"now"`
 	AsOf             time.Time `json:"asOf"`
 	Trace            bool      `json:"trace"`
-	// MessageContentTail is how many of the latest lineage messages the traversal reads
-	// with their content (0: all); the others come as metadata only.
-	MessageContentTail int `json:"-"`
+	// Fresh makes the snapshot a fresh read of the graph instead of the assembler's cached
+	// copy of the conversation brought up to date: replay uses it, so that replaying an
+	// assembly checks the cache as well as the policy.
+	Fresh bool `json:"-"`
 }
 
 // Candidate is one record of the active lineage (or a conversation-visible record of another
@@ -93,8 +94,6 @@ type Candidate struct {
 	Role            string `json:"role,omitempty"`
 	Content         string `json:"content,omitempty"`
 	ParticipantName string `json:"participantName,omitempty"`
-	// ContentLoaded is false for older messages whose content the traversal left behind.
-	ContentLoaded bool `json:"contentLoaded,omitempty"`
 
 	Tool         string   `json:"tool,omitempty"`
 	CallID       string   `json:"callId,omitempty"`

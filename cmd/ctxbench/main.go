@@ -266,7 +266,7 @@ func groupErrLines(lines []string) []string {
 }
 
 // collapseCleanup folds the failed deletes of the cleanup into one line.
-func collapseCleanup(failures []string) []string {
+func collapseCleanup(failures []string, account string) []string {
 	const prefix = "cleanup: DELETE /v1/conversations/"
 	var out, ids []string
 	for _, f := range failures {
@@ -278,8 +278,8 @@ func collapseCleanup(failures []string) []string {
 		out = append(out, f)
 	}
 	if len(ids) > 0 {
-		out = append(out, fmt.Sprintf("cleanup: `DELETE /v1/conversations/{id}` answered 503 for %d conversation%s, which stay in Neo4j (cause in the server log below): %s",
-			len(ids), plural(len(ids), "s"), strings.Join(ids, ", ")))
+		out = append(out, fmt.Sprintf("cleanup: `DELETE /v1/conversations/{id}` failed for %d conversation%s of account `%s`, which stay in Neo4j (cause in the server log below): %s",
+			len(ids), plural(len(ids), "s"), account, strings.Join(ids, ", ")))
 	}
 	return out
 }
@@ -702,18 +702,22 @@ type scaleRow struct {
 	Skipped                        string
 	BlobBytes                      int64
 	Neo4jBefore, Neo4jAfter        int64
-	Target                         seed.Branch
-	Baseline, Assembled, Budget    int
-	Included                       map[string]int
-	Omitted                        map[string]int
-	Cold                           time.Duration
-	Lat                            stats
-	N                              int
-	Split                          model.Timings
-	Errors                         int
-	Err                            string
-	MeasureElapsed                 time.Duration
-	Profile                        string
+	// StoreBefore/After are `du -sb` of data/databases (the store files), TxBefore/After
+	// of data/transactions (the transaction logs); 0 when not measured.
+	StoreBefore, StoreAfter     int64
+	TxBefore, TxAfter           int64
+	Target                      seed.Branch
+	Baseline, Assembled, Budget int
+	Included                    map[string]int
+	Omitted                     map[string]int
+	Cold                        time.Duration
+	Lat                         stats
+	N                           int
+	Split                       model.Timings
+	Errors                      int
+	Err                         string
+	MeasureElapsed              time.Duration
+	Profile                     string
 }
 
 func (r *scaleRow) name() string {
@@ -790,6 +794,7 @@ func (b *bench) seedRow(ctx context.Context, row *scaleRow) {
 		row.SeedAttempts = attempt
 		blobBefore := dirBytes(b.blobDir)
 		row.Neo4jBefore = b.duData()
+		row.StoreBefore, row.TxBefore = b.du("databases"), b.du("transactions")
 		logf("scale %s: seeding (attempt %d)", row.name(), attempt)
 		sctx, cancel := ctx, context.CancelFunc(func() {})
 		if b.o.seedLimit > 0 {
@@ -799,6 +804,7 @@ func (b *bench) seedRow(ctx context.Context, row *scaleRow) {
 		timedOut := sctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		row.Neo4jAfter = b.duData()
+		row.StoreAfter, row.TxAfter = b.du("databases"), b.du("transactions")
 		row.BlobBytes = dirBytes(b.blobDir) - blobBefore
 		row.Summary = sum
 		if sum.ConversationID != "" {
@@ -1434,11 +1440,15 @@ func (b *bench) writeReport(final bool) error {
 	pf("| Neo4j | %s |\n", s.Neo4j)
 	pf("| wiring | ctxgraph in-process (cypher.Open, Migrate, o200k_base tokenizer, api.New with assembly.NewService) behind a real `net/http` server on %s; every timed request goes over loopback HTTP. The benchmark client runs in the same process (it shares the %d CPUs with the server and with Neo4j). |\n", b.base, s.NProc)
 	pf("| matrix | %s |\n", b.matrixText())
-	pf("| total time | %s |\n\n", b.elapsed().Round(time.Second))
+	pf("| total time | %s |\n", b.elapsed().Round(time.Second))
+	if b.o.replot != "" {
+		pf("| rendered | again from the run's `-json` measurements with `-replot`, %s (no new measurement) |\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	}
+	pf("\n")
 
 	if errs := b.serverErrLines(); len(b.failures) > 0 || len(errs) > 0 {
 		pf("## Failures and errors\n\n")
-		for _, f := range collapseCleanup(b.failures) {
+		for _, f := range collapseCleanup(b.failures, b.account) {
 			pf("- %s\n", oneLine(f))
 		}
 		if len(errs) > 0 {
@@ -1596,17 +1606,30 @@ func (b *bench) reportScale(pf func(string, ...any)) {
 	pf("\n")
 
 	pf("### What each conversation wrote\n\n")
-	pf("| rounds | branches | participants | seeding time | requests | MB sent | tool calls | results (blob > 64 KiB) | memories | nodes | relationships (derived) | blob bytes on disk | Neo4j data dir Δ |\n")
-	pf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	// Runs recorded before the store / log split have no such figures: leave the columns out.
+	split := slices.ContainsFunc(b.rows, func(r *scaleRow) bool { return r.StoreAfter > 0 })
+	if split {
+		pf("| rounds | branches | participants | seeding time | requests | MB sent | tool calls | results (blob > 64 KiB) | memories | nodes | relationships (derived) | blob bytes on disk | Neo4j data dir Δ | of which store files Δ | of which tx logs Δ |\n")
+		pf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	} else {
+		pf("| rounds | branches | participants | seeding time | requests | MB sent | tool calls | results (blob > 64 KiB) | memories | nodes | relationships (derived) | blob bytes on disk | Neo4j data dir Δ |\n")
+		pf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	}
 	for _, r := range b.sortedRows() {
 		if r.Summary.ConversationID == "" && r.SeedErr == "" {
 			continue
 		}
 		c := r.Summary.Counts
 		nodes, rels := graphSize(r)
-		delta := "—"
+		delta, store, tx := "—", "—", "—"
 		if r.Neo4jBefore >= 0 && r.Neo4jAfter >= 0 {
 			delta = mb(r.Neo4jAfter - r.Neo4jBefore)
+		}
+		if r.StoreBefore > 0 && r.StoreAfter > 0 {
+			store = mb(r.StoreAfter - r.StoreBefore)
+		}
+		if r.TxBefore > 0 && r.TxAfter > 0 {
+			tx = mb(r.TxAfter - r.TxBefore)
 		}
 		note := ""
 		if r.TimedOut {
@@ -1614,13 +1637,18 @@ func (b *bench) reportScale(pf func(string, ...any)) {
 		} else if r.SeedErr != "" {
 			note = " (failed)"
 		}
-		pf("| %d | %d | %d | %s%s | %s | %.1f | %s | %s (%d) | %s | %s | %s | %s | %s |\n",
+		last := ""
+		if split {
+			last = " " + store + " | " + tx + " |"
+		}
+		pf("| %d | %d | %d | %s%s | %s | %.1f | %s | %s (%d) | %s | %s | %s | %s | %s |%s\n",
 			r.Rounds, r.Branches, r.Participants, r.Summary.Elapsed.Round(time.Millisecond), note, thousands(int(c.Requests)),
 			float64(r.Summary.BytesWritten)/1e6, thousands(c.ToolCalls), thousands(c.ToolResults), c.BlobResults, thousands(c.Memories),
-			thousands(nodes), thousands(rels), mb(r.BlobBytes), delta)
+			thousands(nodes), thousands(rels), mb(r.BlobBytes), delta, last)
 	}
-	pf("\nNodes are counted from what `seed` reports it wrote (conversation, branches, participants, messages, runs, tool calls, one artifact per result, memories). Relationships are derived, not counted: HAS_BRANCH and FORKED_FROM per branch, HAS_PARTICIPANT, HAS_MESSAGE and REPLIES_TO per message, ON_BRANCH, BY, TRIGGERED_BY and GENERATED_BY per run, REQUESTED per call, PRODUCED per result, DERIVED_FROM per memory plus SUPERSEDES and CONFLICTS_WITH — as the write queries create them; no Cypher runs outside `cypher/`, so neither figure was read back from Neo4j. Neither includes the ContextAssembly records the timed assemblies then wrote. Blob bytes are the growth of the benchmark's blob directory. The Neo4j column is the growth of `du -sb` of %s across the seeding: it includes transaction logs and store files growing in preallocated steps, and anything else writing to the same Neo4j meanwhile (other test runs), so read it as a rough size.\n\n",
-		orDash(b.dataDir))
+	pf("\nNodes are counted from what `seed` reports it wrote (conversation, branches, participants, messages, runs, tool calls, one artifact per result, memories). Relationships are derived, not counted: HAS_BRANCH and FORKED_FROM per branch, HAS_PARTICIPANT, HAS_MESSAGE and REPLIES_TO per message, ON_BRANCH, BY, TRIGGERED_BY and GENERATED_BY per run, REQUESTED per call, PRODUCED per result, DERIVED_FROM per memory plus SUPERSEDES and CONFLICTS_WITH — as the write queries create them; no Cypher runs outside `cypher/`, so neither figure was read back from Neo4j. Neither includes the ContextAssembly records the timed assemblies then wrote. Blob bytes are the growth of the benchmark's blob directory. The Neo4j figures are the growth of `du -sb` of %s%s across the seeding. Store files grow in preallocated steps and transaction logs are pruned at checkpoints (a negative or small figure), and anything else writing to the same Neo4j meanwhile (other test runs) is counted too, so read them as rough sizes%s.\n\n",
+		orDash(b.dataDir), map[bool]string{true: " (and of its `databases/` and `transactions/`)"}[split],
+		map[bool]string{true: "; the store files column is the closest to the conversation's size on disk"}[split])
 }
 
 // graphSize derives the node and relationship counts of a seeded conversation from the
@@ -1702,8 +1730,8 @@ func (b *bench) reportTargets(pf func(string, ...any)) {
 		pf("| assembly p99 ≤ 30 ms over REST at 10,000 rounds × 50 branches | not measured in this run | not measured |\n")
 	}
 	for _, r := range big {
-		pf("| assembly p50 ≤ 10 ms over REST at 10,000 rounds × 50 branches (%d participant%s) | %s | %s |\n", r.Participants, plural(r.Participants, "s"), ms(r.Lat.P50), metText(r.Lat.P50 <= 10*time.Millisecond))
-		pf("| assembly p99 ≤ 30 ms over REST at 10,000 rounds × 50 branches (%d participant%s) | %s | %s |\n", r.Participants, plural(r.Participants, "s"), ms(r.Lat.P99), metText(r.Lat.P99 <= 30*time.Millisecond))
+		pf("| assembly p50 ≤ 10 ms over REST at 10,000 rounds × 50 branches (%d participant%s) | %s ms | %s |\n", r.Participants, plural(r.Participants, "s"), ms(r.Lat.P50), metText(r.Lat.P50 <= 10*time.Millisecond))
+		pf("| assembly p99 ≤ 30 ms over REST at 10,000 rounds × 50 branches (%d participant%s) | %s ms | %s |\n", r.Participants, plural(r.Participants, "s"), ms(r.Lat.P99), metText(r.Lat.P99 <= 30*time.Millisecond))
 	}
 	measured, within, maxAsm := 0, 0, 0
 	maxName := ""
@@ -1863,15 +1891,27 @@ func neo4jDataDir(o options) string {
 	return dir
 }
 
+// du is `du -sb` of a directory under the Neo4j data directory, or 0.
+func (b *bench) du(sub string) int64 {
+	if b.dataDir == "" {
+		return 0
+	}
+	return max(duBytes(filepath.Join(b.dataDir, sub)), 0)
+}
+
 // duData is `du -sb` of the Neo4j data directory, or -1.
 func (b *bench) duData() int64 {
 	if b.dataDir == "" {
 		return -1
 	}
+	return duBytes(b.dataDir)
+}
+
+func duBytes(dir string) int64 {
 	// du exits non-zero when Neo4j removes a file (a rotated transaction log) while it
 	// walks; it still prints the total, so the exit status alone is not a failure.
 	for attempt := 0; attempt < 3; attempt++ {
-		out, _ := exec.Command("du", "-sb", b.dataDir).Output()
+		out, _ := exec.Command("du", "-sb", dir).Output()
 		if f := strings.Fields(string(out)); len(f) > 0 {
 			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
 				return n

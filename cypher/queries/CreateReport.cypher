@@ -3,15 +3,15 @@
 // the parent's branch's next seq, derived from the promoted artifacts.
 MATCH (parent:ModelRun {id: $parentRunId, accountId: $accountId})
 MATCH (b:Branch {id: parent.branchId, accountId: $accountId})
-SET b.seq = b.seq + 1
-WITH parent, b, b.seq AS seq
+SET b.seq = b.seq + 1, b.rev = b.rev + 1
+WITH parent, b, b.seq AS seq, b.rev AS rev
 CREATE (m:ToolMemory {id: $id, accountId: $accountId, conversationId: parent.conversationId, branchId: b.id, seq: seq,
                       kind: 'promoted_report', summary: $summary, privacyClass: $privacyClass,
                       freshnessClass: 'durable', observedAt: $createdAt, revalidateWith: [], provenanceLocators: [],
                       sourceArtifactIds: $artifactIds, provenanceBroken: false, resolutionStatus: 'resolved',
                       repairAttempts: 0, visibility: 'participant', sharedWithParticipants: [],
                       ownerParticipantId: parent.participantId, ownerRunId: parent.id, promoted: true,
-                      promotedFromRunId: $childRunId, createdAt: $createdAt, recordedAt: $recordedAt})
+                      promotedFromRunId: $childRunId, rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
 WITH m
 CALL (m) {
   UNWIND $artifactIds AS artifactId

@@ -2,6 +2,11 @@
 // Deletes an artifact; the memories derived from it stay, marked provenance-broken. Returns
 // the blob references it held.
 MATCH (a:ToolArtifact {id: $id, accountId: $accountId})
+// A deletion cannot be followed by stamping revisions: resetRev tells cached copies of the
+// conversation to read it again.
+MATCH (cv:Conversation {id: a.conversationId})
+SET cv.resetRev = coalesce(cv.resetRev, 0) + 1
+WITH a
 CALL (a) {
   OPTIONAL MATCH (m:ToolMemory)-[:DERIVED_FROM]->(a)
   SET m.provenanceBroken = true

@@ -2,8 +2,8 @@
 // Creates a memory at its branch's next seq, DERIVED_FROM its source artifacts (with their
 // locators), SUPERSEDES the memories it replaces and CONFLICTS_WITH those it contradicts.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
-SET b.seq = b.seq + 1
-WITH b, b.seq AS seq
+SET b.seq = b.seq + 1, b.rev = b.rev + 1
+WITH b, b.seq AS seq, b.rev AS rev
 CREATE (m:ToolMemory {id: $id, accountId: $accountId, conversationId: b.conversationId, branchId: b.id, seq: seq,
                       kind: $kind, summary: $summary, data: $data, safeSummary: $safeSummary,
                       confidence: $confidence, confidenceSource: $confidenceSource, rationale: $rationale,
@@ -14,7 +14,7 @@ CREATE (m:ToolMemory {id: $id, accountId: $accountId, conversationId: b.conversa
                       promotionPolicy: $promotionPolicy, visibility: $visibility,
                       sharedWithParticipants: $sharedWithParticipants, ownerParticipantId: $ownerParticipantId,
                       ownerRunId: $ownerRunId, promoted: false, promotedFromRunId: $promotedFromRunId,
-                      createdAt: $createdAt, recordedAt: $recordedAt})
+                      rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
 WITH m
 CALL (m) {
   UNWIND $sources AS src

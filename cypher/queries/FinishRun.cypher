@@ -2,5 +2,7 @@
 // Ends a running run; returns nothing when the run has already ended.
 MATCH (r:ModelRun {id: $id, accountId: $accountId})
 WHERE r.status = 'running'
-SET r.status = $status, r.endedAt = $endedAt, r.endRecordedAt = $recordedAt
+MATCH (b:Branch {id: r.branchId})
+SET b.rev = b.rev + 1
+SET r.status = $status, r.endedAt = $endedAt, r.endRecordedAt = $recordedAt, r.rev = b.rev
 RETURN r

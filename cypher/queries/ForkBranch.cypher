@@ -5,7 +5,7 @@
 MATCH (c:Conversation {id: $conversationId, accountId: $accountId})
 MATCH (c)-[:HAS_BRANCH]->(a:Branch {id: $holderBranchId})
 MATCH (a)-[:HAS_MESSAGE]->(m:Message {id: $forkAfterMessageId})
-CREATE (b:Branch {id: $id, accountId: $accountId, conversationId: c.id, name: $name, seq: 0,
+CREATE (b:Branch {id: $id, accountId: $accountId, conversationId: c.id, name: $name, seq: 0, rev: 0,
                   createdAt: $createdAt, recordedAt: $recordedAt})
 CREATE (c)-[:HAS_BRANCH]->(b)
 CREATE (b)-[:FORKED_FROM {afterSeq: m.seq, afterMessageId: m.id}]->(a)

@@ -1,6 +1,7 @@
 // name: ReadConversation
 // A conversation with its branches (and where each forked) and its participants.
 MATCH (c:Conversation {id: $id, accountId: $accountId})
+WHERE c.deletedAt IS NULL
 CALL (c) {
   OPTIONAL MATCH (c)-[:HAS_BRANCH]->(b:Branch)
   OPTIONAL MATCH (b)-[f:FORKED_FROM]->(p:Branch)

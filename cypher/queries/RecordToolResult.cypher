@@ -6,15 +6,15 @@ MATCH (t:ToolCall {id: $toolCallId, accountId: $accountId})
 WHERE t.status IN ['pending', 'deferred']
 MATCH (r:ModelRun)-[:REQUESTED]->(t)
 MATCH (b:Branch {id: t.branchId, accountId: $accountId})
-SET b.seq = b.seq + 1
-WITH t, r, b, b.seq AS seq
+SET b.seq = b.seq + 1, b.rev = b.rev + 1
+WITH t, r, b, b.seq AS seq, b.rev AS rev
 CALL (r) {
   OPTIONAL MATCH (r)-[:HAD_SKILLS]->(s:SkillState)
   WITH s ORDER BY s.seq DESC
   RETURN head(collect(s.loadedSkills)) AS activeSkills
 }
 SET t.status = $status, t.retryable = $retryable, t.errorCode = $errorCode, t.errorMessage = $errorMessage,
-    t.resolvedAt = $createdAt, t.resolvedSeq = seq, t.resolvedRecordedAt = $recordedAt
+    t.resolvedAt = $createdAt, t.resolvedSeq = seq, t.resolvedRecordedAt = $recordedAt, t.rev = rev
 CREATE (a:ToolArtifact {id: $id, accountId: $accountId, conversationId: t.conversationId, branchId: b.id, seq: seq,
                         toolCallId: t.id, tool: t.tool, status: $status, errorCode: $errorCode, errorMessage: $errorMessage,
                         args: t.arguments, argsRef: t.argumentsRef, argsSha256: t.argumentsSha256, argsBytes: t.argumentsBytes,
@@ -23,6 +23,6 @@ CREATE (a:ToolArtifact {id: $id, accountId: $accountId, conversationId: t.conver
                         privacyClass: $privacyClass, visibility: $visibility, sharedWithParticipants: $sharedWithParticipants,
                         ownerParticipantId: r.participantId, ownerRunId: r.id, runtimeKind: r.runtimeKind,
                         toolVersion: $toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
-                        createdAt: $createdAt, recordedAt: $recordedAt})
+                        rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
 CREATE (t)-[:PRODUCED]->(a)
 RETURN a

@@ -3,13 +3,13 @@
 // triggered it and, for a subagent, to its parent run.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 MATCH (p:Participant {id: $participantId, accountId: $accountId})
-SET b.seq = b.seq + 1
-WITH b, p, b.seq AS seq
+SET b.seq = b.seq + 1, b.rev = b.rev + 1
+WITH b, p, b.seq AS seq, b.rev AS rev
 CREATE (r:ModelRun {id: $id, accountId: $accountId, conversationId: b.conversationId, branchId: b.id, seq: seq,
                     participantId: p.id, runtimeKind: $runtimeKind, status: 'running',
                     provider: coalesce($provider, p.provider), model: coalesce($model, p.model),
                     triggerMessageId: $triggerMessageId, parentRunId: $parentRunId,
-                    startedAt: $createdAt, createdAt: $createdAt, recordedAt: $recordedAt})
+                    startedAt: $createdAt, rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
 CREATE (r)-[:ON_BRANCH]->(b)
 CREATE (r)-[:BY]->(p)
 WITH r

@@ -1,0 +1,71 @@
+// name: ConversationRecords
+// The assembler's read of a conversation: on every branch whose revision is above the one in
+// $since (a map from branch id to revision; a branch missing from it is read in full), the
+// records written or changed since, each with what the policies need to judge it and never
+// a raw artifact body; the lineage is selected from them in Go. Also the conversation's
+// branches with their fork points, seq counters and revisions, the count of its deletions
+// (resetRev: a cached copy read before a deletion reads it all again), its participants,
+// and the requesting participant and run.
+MATCH (b:Branch {id: $branchId, accountId: $accountId})
+MATCH (cv:Conversation {id: b.conversationId, accountId: $accountId})
+CALL (cv) {
+  MATCH (x:Branch {conversationId: cv.id})
+  OPTIONAL MATCH (x)-[f:FORKED_FROM]->(parent:Branch)
+  RETURN collect({id: x.id, seq: x.seq, rev: x.rev, parentId: parent.id, afterSeq: f.afterSeq}) AS branches
+}
+WITH cv, branches, [x IN branches WHERE x.rev > coalesce($since[x.id], -1) | {id: x.id, since: coalesce($since[x.id], -1)}] AS changed
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (m:Message {branchId: x.id}) WHERE m.rev > x.since
+  RETURN collect(m {.id, .branchId, .seq, .rev, .role, .participantId, .runId, .visibility, .createdAt,
+                    .recordedAt, .content, .baselineTokens}) AS messages
+}
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (t:ToolCall {branchId: x.id}) WHERE t.rev > x.since
+  RETURN collect(t {.id, .branchId, .seq, .rev, .tool, .callId, .retryOf, .createdAt, .recordedAt, .arguments,
+                    .argumentsRef, .argumentsSha256, .runId, .participantId, .baselineTokens}) AS calls
+}
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (a:ToolArtifact {branchId: x.id}) WHERE a.rev > x.since
+  RETURN collect(a {.id, .branchId, .seq, .rev, .toolCallId, .tool, .status, .privacyClass, .visibility,
+                    .ownerParticipantId, .ownerRunId, .resultBytes, .argsBytes, .createdAt, .recordedAt,
+                    .errorCode, .errorMessage, .retryable, .promotedAt, .baselineTokens,
+                    sharedWith: a.sharedWithParticipants, promotedTo: a.promotedToParticipantId}) AS artifacts
+}
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (m:ToolMemory {branchId: x.id}) WHERE m.rev > x.since
+  RETURN collect(m {.id, .branchId, .seq, .rev, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
+                    .freshnessClass, .observedAt, .staleAfter, .revalidateWith, .sourceArtifactIds, .visibility,
+                    .ownerParticipantId, .ownerRunId, .createdAt, .recordedAt, .promotedAt,
+                    sharedWith: m.sharedWithParticipants, promotedTo: m.promotedToParticipantId,
+                    liveSources: [(m)-[:DERIVED_FROM]->(src:ToolArtifact) | src.id],
+                    supersedes: [(m)-[:SUPERSEDES]->(o:ToolMemory) | o.id],
+                    conflictsWith: [(m)-[:CONFLICTS_WITH]-(o:ToolMemory) | o.id]}) AS memories
+}
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (c:Checkpoint {branchId: x.id}) WHERE c.rev > x.since
+  RETURN collect(c {.id, .branchId, .seq, .rev, .runId, .state, .createdAt, .recordedAt}) AS checkpoints
+}
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (s:SkillState {branchId: x.id}) WHERE s.rev > x.since
+  RETURN collect(s {.id, .branchId, .seq, .rev, .runId, .loadedSkills, .activeProfiles, .directTools, .createdAt,
+                    .recordedAt}) AS skills
+}
+CALL (changed) {
+  UNWIND changed AS x
+  MATCH (r:ModelRun {branchId: x.id}) WHERE r.rev > x.since
+  RETURN collect(r {.id, .rev, .parentRunId, .status, .endedAt, .endRecordedAt}) AS runs
+}
+CALL (cv) {
+  MATCH (cv)-[:HAS_PARTICIPANT]->(pt:Participant)
+  RETURN collect(pt {.id, .name}) AS participants
+}
+OPTIONAL MATCH (p:Participant {id: $participantId, accountId: $accountId})
+OPTIONAL MATCH (run:ModelRun {id: $runId, accountId: $accountId})
+RETURN cv.id AS conversationId, cv.resetRev AS resetRev, branches, messages, calls, artifacts, memories, checkpoints, skills,
+       runs, participants, p, run

@@ -1,0 +1,28 @@
+// name: DeleteConversationBatch
+// Deletes up to $limit more nodes recorded under a conversation that is marked deleted,
+// with their relationships, and finally the conversation itself; returns how many nodes it
+// deleted (0: nothing was left). Batches keep each transaction within Neo4j's transaction
+// memory limit however long the conversation was.
+MATCH (c:Conversation {id: $id, accountId: $accountId})
+WHERE c.deletedAt IS NOT NULL
+CALL (c) {
+  CALL (c) {
+    MATCH (n:Message {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ModelRun {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ToolCall {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ToolArtifact {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ToolMemory {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:SkillState {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:Checkpoint {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ContextAssembly {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:PolicyDecision {conversationId: c.id}) RETURN n
+  }
+  WITH n LIMIT $limit
+  DETACH DELETE n
+  RETURN count(*) AS deleted
+}
+CALL (c, deleted) {
+  WITH c WHERE deleted = 0
+  DETACH DELETE c
+}
+RETURN deleted

@@ -1,0 +1,228 @@
+package cypher
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The assembler's copy of a conversation. Every write increments the revision (rev) of the
+// branch it writes on and stamps the nodes it creates or changes with the new value
+// (migration 0004), so a copy that holds branch B at revision R is brought up to date by
+// reading B's records stamped after R: one index seek per label and changed branch, whatever
+// the length of the history. (A per-branch counter, not one per conversation: the branch is
+// already locked by every write to it, so parallel writes on sibling branches never wait for
+// each other or deadlock.) A deletion cannot be expressed as a stamped record; it increments
+// Conversation.resetRev, and a copy read before that is read again in full. The copy is checked against the graph on every assembly, so several
+// ctxgraph processes over one database stay correct; the cache only saves reading what has
+// not changed.
+
+// Record kinds of a conversation copy.
+const (
+	recMessage    = "message"
+	recCall       = "tool_call"
+	recArtifact   = "artifact"
+	recMemory     = "memory"
+	recCheckpoint = "checkpoint"
+	recSkills     = "skill_state"
+)
+
+// DefaultRecordCacheSize is how many records the assembler keeps cached across
+// conversations before it drops the least recently used conversation.
+const DefaultRecordCacheSize = 500_000
+
+// cachedRecord is one record as ConversationRecords projected it.
+type cachedRecord struct {
+	kind     string
+	id       string
+	branchID string
+	seq      int64
+	rev      int64
+	p        props
+}
+
+// conversationRecords is a copy of one conversation's assembly-relevant records, holding
+// each branch at the revision in marks.
+type conversationRecords struct {
+	mu       sync.RWMutex
+	id       string
+	marks    map[string]int64
+	resetRev int64
+	byID     map[string]*cachedRecord
+	// byBranch holds each branch's records in seq order.
+	byBranch map[string][]*cachedRecord
+	// shared lists the conversation-visible memories, which every branch may see.
+	shared []*cachedRecord
+	runs   map[string]props
+	used   time.Time
+}
+
+func newConversationRecords(id string) *conversationRecords {
+	return &conversationRecords{id: id, marks: map[string]int64{}, byID: map[string]*cachedRecord{}, byBranch: map[string][]*cachedRecord{}, runs: map[string]props{}}
+}
+
+// merge applies records read from the graph; a record the copy already holds at the same or
+// a newer revision is kept as it is, so merges may arrive in any order.
+func (c *conversationRecords) merge(kind string, records []any) {
+	for _, v := range records {
+		p := asProps(v)
+		r := &cachedRecord{kind: kind, id: p.str("id"), branchID: p.str("branchId"), seq: p.i64("seq"), rev: p.i64("rev"), p: p}
+		if old, ok := c.byID[r.id]; ok {
+			if old.rev < r.rev {
+				// A changed record keeps its place: branch and seq never change.
+				old.rev, old.p = r.rev, r.p
+			}
+			continue
+		}
+		c.byID[r.id] = r
+		list := c.byBranch[r.branchID]
+		i := len(list)
+		if i > 0 && list[i-1].seq > r.seq {
+			i = sort.Search(len(list), func(j int) bool { return list[j].seq > r.seq })
+		}
+		list = append(list, nil)
+		copy(list[i+1:], list[i:])
+		list[i] = r
+		c.byBranch[r.branchID] = list
+		if kind == recMemory && p.str("visibility") == "conversation" {
+			c.shared = append(c.shared, r)
+		}
+	}
+}
+
+// advance records the branch revisions a read was made at (its records are merged).
+func (c *conversationRecords) advance(branches []any) {
+	for _, v := range branches {
+		b := asProps(v)
+		if rev := b.i64("rev"); rev > c.marks[b.str("id")] {
+			c.marks[b.str("id")] = rev
+		}
+	}
+}
+
+// since returns the branch revisions the copy holds, as ConversationRecords takes them.
+func (c *conversationRecords) since() map[string]any {
+	out := make(map[string]any, len(c.marks))
+	for id, rev := range c.marks {
+		out[id] = rev
+	}
+	return out
+}
+
+func (c *conversationRecords) mergeRuns(runs []any) {
+	for _, v := range runs {
+		p := asProps(v)
+		if old, ok := c.runs[p.str("id")]; !ok || old.i64("rev") < p.i64("rev") {
+			c.runs[p.str("id")] = p
+		}
+	}
+}
+
+// upTo returns a branch's records at or below seq, in seq order.
+func (c *conversationRecords) upTo(branchID string, seq int64) []*cachedRecord {
+	list := c.byBranch[branchID]
+	n := sort.Search(len(list), func(i int) bool { return list[i].seq > seq })
+	return list[:n]
+}
+
+// recordCache holds conversation copies up to a number of records in all.
+type recordCache struct {
+	// full and delta count the reads of whole conversations and of changes since a copy.
+	full, delta atomic.Int64
+
+	mu       sync.Mutex
+	limit    int
+	convs    map[string]*conversationRecords
+	ofBranch map[string]string
+}
+
+func newRecordCache(limit int) *recordCache {
+	return &recordCache{limit: limit, convs: map[string]*conversationRecords{}, ofBranch: map[string]string{}}
+}
+
+// lookup returns the copy of the conversation a branch belongs to, or nil; known is false
+// when the cache has not seen the branch.
+func (rc *recordCache) lookup(accountID, branchID string) (c *conversationRecords, known bool) {
+	if rc == nil {
+		return nil, true
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	convID, known := rc.ofBranch[accountID+"/"+branchID]
+	if !known {
+		return nil, false
+	}
+	return rc.conversation(accountID, convID), true
+}
+
+// conversation returns the copy of a conversation, or nil; rc.mu is held.
+func (rc *recordCache) conversation(accountID, conversationID string) *conversationRecords {
+	c := rc.convs[accountID+"/"+conversationID]
+	if c != nil {
+		c.used = time.Now()
+	}
+	return c
+}
+
+// lookupConversation returns the copy of a conversation, or nil.
+func (rc *recordCache) lookupConversation(accountID, conversationID string) *conversationRecords {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.conversation(accountID, conversationID)
+}
+
+// store keeps a copy with the branches it was read with, dropping the least recently used
+// copies beyond the limit.
+func (rc *recordCache) store(accountID string, branchIDs []string, c *conversationRecords) {
+	if rc == nil {
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	c.used = time.Now()
+	for _, b := range branchIDs {
+		rc.ofBranch[accountID+"/"+b] = c.id
+	}
+	rc.convs[accountID+"/"+c.id] = c
+	for {
+		total := 0
+		var oldest string
+		for k, x := range rc.convs {
+			x.mu.RLock()
+			total += len(x.byID)
+			x.mu.RUnlock()
+			if oldest == "" || x.used.Before(rc.convs[oldest].used) {
+				oldest = k
+			}
+		}
+		if total <= rc.limit || len(rc.convs) <= 1 {
+			return
+		}
+		delete(rc.convs, oldest)
+	}
+}
+
+// drop forgets a conversation (after its deletion).
+func (rc *recordCache) drop(accountID, conversationID string) {
+	if rc == nil {
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	delete(rc.convs, accountID+"/"+conversationID)
+}
+
+// RecordCacheStats counts the assembler's conversation reads since the store opened: full
+// reads of a whole conversation, and delta reads of the changes since a cached copy.
+type RecordCacheStats struct {
+	FullReads, DeltaReads int64
+}
+
+// RecordCacheStats reports how the assembler has read conversations so far.
+func (s *Store) RecordCacheStats() RecordCacheStats {
+	if s.records == nil {
+		return RecordCacheStats{}
+	}
+	return RecordCacheStats{FullReads: s.records.full.Load(), DeltaReads: s.records.delta.Load()}
+}
