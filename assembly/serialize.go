@@ -115,3 +115,34 @@ func chatMessage(c model.Candidate) model.ChatMessage {
 	}
 	return m
 }
+
+// aggregateLine is the one line that stands for the recovery items aggregated for the
+// budget: how many open calls of each tool, status and error code, oldest group first. The
+// calls stay readable one by one through GET /v1/tool-calls/{id} and explain.
+func aggregateLine(verdicts []policy.Verdict) string {
+	type group struct {
+		key string
+		n   int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, vd := range verdicts {
+		c := vd.Candidate
+		key := c.Tool + " " + c.Status
+		if c.ErrorCode != "" {
+			key += " (" + c.ErrorCode + ")"
+		}
+		g, ok := byKey[key]
+		if !ok {
+			g = &group{key: key}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.n++
+	}
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = fmt.Sprintf("%s ×%d", g.key, g.n)
+	}
+	return fmt.Sprintf("%d older open calls, details withheld for the budget: %s", len(verdicts), strings.Join(parts, "; "))
+}

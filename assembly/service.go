@@ -102,7 +102,8 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 
 	// Rehydration reads raw bodies only now, after the policy selected them.
 	var rawIDs []string
-	for _, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if vd.Included() && vd.Decision.As == model.AsRaw {
 			rawIDs = append(rawIDs, vd.Candidate.ID)
 		}
@@ -119,10 +120,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	texts := make([]string, len(verdicts))
 	costs := make([]int, len(verdicts))
 	compactCosts := make([]int, len(verdicts))
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if vd.Decision.Rule == "rehydration.raw_source_included" {
 			// Priced as an ordinary memory in case the budget trims its raw source.
-			revived := vd
+			revived := *vd
 			revived.Decision.As = model.AsMemory
 			costs[i] = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
 		}
@@ -134,11 +136,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 			costs[i] = MessageTokens(tk, m.Role, m.Content, m.Name)
 			continue
 		}
-		texts[i] = contextLine(vd, req.Provider, raw, names)
+		texts[i] = contextLine(*vd, req.Provider, raw, names)
 		costs[i] = tk.Count("\n" + texts[i])
 		compactCosts[i] = costs[i]
 		if vd.Decision.As == model.AsRecovery {
-			compact := vd
+			compact := *vd
 			compact.Compact = true
 			compactCosts[i] = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
 		}
@@ -159,13 +161,23 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	for assembled > req.TokenBudget {
 		i := lowestPriority(verdicts)
 		if i < 0 {
-			// Only protected records are left: compact one more open call, if any.
-			j := oldestFullRecovery(verdicts)
+			// Only protected records are left: compact one more open call, or else
+			// aggregate one more compact one, if any.
+			j := oldestRecovery(verdicts, false)
+			switch {
+			case j >= 0:
+				verdicts[j].Compact = true
+				verdicts[j].Decision.Rule += "+budget.recovery_compacted"
+			case oldestRecovery(verdicts, true) >= 0:
+				j = oldestRecovery(verdicts, true)
+				verdicts[j].Aggregated = true
+				verdicts[j].Decision.Rule += "+budget.recovery_aggregated"
+			default:
+				j = -1
+			}
 			if j < 0 {
 				break
 			}
-			verdicts[j].Compact = true
-			verdicts[j].Decision.Rule += "+budget.recovery_compacted"
 			rerender(verdicts, texts, req.Provider, raw, names)
 			msgs, included = render(verdicts, texts, head)
 			assembled = ChatTokens(tk, msgs)
@@ -193,7 +205,8 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	for _, id := range snap.ExcludedRefs {
 		a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
 	}
-	for _, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		a.Decisions = append(a.Decisions, vd.Decision)
 		if !vd.Included() {
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
@@ -209,7 +222,8 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 // the window messages in lineage order. It also lists what was included, in that order.
 func render(verdicts []policy.Verdict, texts []string, head string) ([]model.ChatMessage, []model.IncludedItem) {
 	var blocks, window []int
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		switch {
 		case !vd.Included():
 		case vd.Candidate.Kind == model.KindMessage:
@@ -239,10 +253,24 @@ func render(verdicts []policy.Verdict, texts []string, head string) ([]model.Cha
 	msgs := []model.ChatMessage{}
 	included := []model.IncludedItem{}
 	if len(blocks) > 0 {
-		lines := make([]string, len(blocks))
-		for k, i := range blocks {
-			lines[k] = texts[i]
+		lines := make([]string, 0, len(blocks))
+		var aggregated []policy.Verdict
+		for _, i := range blocks {
+			if verdicts[i].Aggregated {
+				// Counted in one summary line, where the first of them stands.
+				if aggregated == nil {
+					lines = append(lines, "")
+				}
+				aggregated = append(aggregated, verdicts[i])
+			} else {
+				lines = append(lines, texts[i])
+			}
 			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+		}
+		for k, line := range lines {
+			if line == "" && aggregated != nil {
+				lines[k] = aggregateLine(aggregated)
+			}
 		}
 		msgs = append(msgs, model.ChatMessage{Role: "system", Content: head + "\n" + strings.Join(lines, "\n")})
 	}
@@ -272,18 +300,21 @@ func contextSection(vd policy.Verdict) int {
 // rerender refreshes the text of every included context record whose form the budget
 // changed (a revived duplicate, a conflict side that became a lone survivor).
 func rerender(verdicts []policy.Verdict, texts []string, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if vd.Included() && vd.Candidate.Kind != model.KindMessage {
-			texts[i] = contextLine(vd, provider, raw, names)
+			texts[i] = contextLine(*vd, provider, raw, names)
 		}
 	}
 }
 
-// oldestFullRecovery is the oldest recovery item still shown in full, or -1.
-func oldestFullRecovery(verdicts []policy.Verdict) int {
+// oldestRecovery is the oldest recovery item still shown in full (compact false) or in its
+// compact form (compact true), and not aggregated; -1 when there is none.
+func oldestRecovery(verdicts []policy.Verdict, compact bool) int {
 	best := -1
-	for i, vd := range verdicts {
-		if !vd.Included() || vd.Decision.As != model.AsRecovery || vd.Compact {
+	for i := range verdicts {
+		vd := &verdicts[i]
+		if !vd.Included() || vd.Decision.As != model.AsRecovery || vd.Compact != compact || vd.Aggregated {
 			continue
 		}
 		c := vd.Candidate
@@ -298,18 +329,19 @@ func oldestFullRecovery(verdicts []policy.Verdict) int {
 // lowestPriority is the unprotected included record the budget gives up first.
 func lowestPriority(verdicts []policy.Verdict) int {
 	best := -1
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if !vd.Included() || vd.Protected {
 			continue
 		}
-		if best < 0 || lowerPriority(vd, verdicts[best]) {
+		if best < 0 || lowerPriority(vd, &verdicts[best]) {
 			best = i
 		}
 	}
 	return best
 }
 
-func lowerPriority(a, b policy.Verdict) bool {
+func lowerPriority(a, b *policy.Verdict) bool {
 	if a.Tier != b.Tier {
 		return a.Tier > b.Tier
 	}

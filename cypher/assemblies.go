@@ -74,16 +74,27 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		included[inc.Type] = append(included[inc.Type].([]map[string]any),
 			map[string]any{"ref": inc.Ref, "as": inc.As, "position": i})
 	}
+	// One PolicyDecision per distinct decision (kind, outcome, form, reason, rule) and record
+	// type, ABOUT every record it was made for: the same rule applied to many records is
+	// one node, not one per record.
 	decisions := byType()
+	groups := map[[6]string]map[string]any{}
 	stored := 0
 	for _, d := range a.Decisions {
-		if list, ok := decisions[d.Type].([]map[string]any); ok && storedDecisionKinds[d.Kind] && !bulkReasons[d.Reason] {
-			decisions[d.Type] = append(list, map[string]any{
-				"id": newID("pd"), "ref": d.Ref, "kind": d.Kind, "outcome": d.Outcome,
-				"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule,
-			})
-			stored++
+		list, ok := decisions[d.Type].([]map[string]any)
+		if !ok || !storedDecisionKinds[d.Kind] || bulkReasons[d.Reason] || d.Bulk {
+			continue
 		}
+		key := [6]string{d.Type, d.Kind, d.Outcome, d.As, d.Reason, d.Rule}
+		if g, ok := groups[key]; ok {
+			g["refs"] = append(g["refs"].([]string), d.Ref)
+			continue
+		}
+		g := map[string]any{"id": newID("pd"), "refs": []string{d.Ref}, "kind": d.Kind, "outcome": d.Outcome,
+			"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule}
+		groups[key] = g
+		decisions[d.Type] = append(list, g)
+		stored++
 	}
 	_, err = writeTx(ctx, s, func(t *tx) (struct{}, error) {
 		req := a.Request
@@ -130,10 +141,12 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 		}
 		for _, v := range list(rec, "decisions") {
 			d := asProps(v)
-			a.Decisions = append(a.Decisions, model.Decision{
-				Ref: d.str("ref"), Kind: d.str("kind"), Outcome: d.str("outcome"), As: d.str("as"),
-				Reason: d.str("reason"), Rule: d.str("rule"),
-			})
+			for _, ref := range d.strs("refs") {
+				a.Decisions = append(a.Decisions, model.Decision{
+					Ref: ref, Kind: d.str("kind"), Outcome: d.str("outcome"), As: d.str("as"),
+					Reason: d.str("reason"), Rule: d.str("rule"),
+				})
+			}
 		}
 		return a, nil
 	})

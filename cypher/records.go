@@ -1,10 +1,14 @@
 package cypher
 
 import (
+	"os"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // The assembler's copy of a conversation. Every write increments the revision (rev) of the
@@ -32,14 +36,35 @@ const (
 // conversations before it drops the least recently used conversation.
 const DefaultRecordCacheSize = 500_000
 
-// cachedRecord is one record as ConversationRecords projected it.
+// cachedRecord is one record as ConversationRecords projected it, with the part of its
+// candidate that does not depend on the lineage or the snapshot time built once.
 type cachedRecord struct {
-	kind     string
-	id       string
-	branchID string
-	seq      int64
-	rev      int64
-	p        props
+	kind       string
+	id         string
+	branchID   string
+	seq        int64
+	rev        int64
+	recordedAt time.Time
+	promotedAt *time.Time
+	promotedTo string
+	baseline   int
+	base       model.Candidate
+	// retryable is an artifact's (its call's outcome); argumentsSha256 a call's;
+	// supersedes and conflictsWith a memory's edges as read.
+	retryable       bool
+	argumentsSha256 string
+	supersedes      []string
+	conflictsWith   []string
+}
+
+// newCachedRecord keeps what the snapshot needs of a record's properties, not the
+// properties themselves: a copy of a long conversation is then mostly strings, which keeps
+// the garbage collector's work on it small.
+func newCachedRecord(kind string, p props) *cachedRecord {
+	return &cachedRecord{kind: kind, id: p.str("id"), branchID: p.str("branchId"), seq: p.i64("seq"), rev: p.i64("rev"),
+		recordedAt: p.time("recordedAt"), promotedAt: p.timePtr("promotedAt"), promotedTo: p.str("promotedTo"),
+		baseline: int(p.i64("baselineTokens")), base: baseCandidate(kind, p), retryable: p.boolean("retryable"),
+		argumentsSha256: p.str("argumentsSha256"), supersedes: p.strs("supersedes"), conflictsWith: p.strs("conflictsWith")}
 }
 
 // conversationRecords is a copy of one conversation's assembly-relevant records, holding
@@ -54,12 +79,12 @@ type conversationRecords struct {
 	byBranch map[string][]*cachedRecord
 	// shared lists the conversation-visible memories, which every branch may see.
 	shared []*cachedRecord
-	runs   map[string]props
+	runs   map[string]cachedRun
 	used   time.Time
 }
 
 func newConversationRecords(id string) *conversationRecords {
-	return &conversationRecords{id: id, marks: map[string]int64{}, byID: map[string]*cachedRecord{}, byBranch: map[string][]*cachedRecord{}, runs: map[string]props{}}
+	return &conversationRecords{id: id, marks: map[string]int64{}, byID: map[string]*cachedRecord{}, byBranch: map[string][]*cachedRecord{}, runs: map[string]cachedRun{}}
 }
 
 // merge applies records read from the graph; a record the copy already holds at the same or
@@ -67,14 +92,14 @@ func newConversationRecords(id string) *conversationRecords {
 func (c *conversationRecords) merge(kind string, records []any) {
 	for _, v := range records {
 		p := asProps(v)
-		r := &cachedRecord{kind: kind, id: p.str("id"), branchID: p.str("branchId"), seq: p.i64("seq"), rev: p.i64("rev"), p: p}
-		if old, ok := c.byID[r.id]; ok {
-			if old.rev < r.rev {
+		if old, ok := c.byID[p.str("id")]; ok {
+			if old.rev < p.i64("rev") {
 				// A changed record keeps its place: branch and seq never change.
-				old.rev, old.p = r.rev, r.p
+				*old = *newCachedRecord(kind, p)
 			}
 			continue
 		}
+		r := newCachedRecord(kind, p)
 		c.byID[r.id] = r
 		list := c.byBranch[r.branchID]
 		i := len(list)
@@ -85,7 +110,7 @@ func (c *conversationRecords) merge(kind string, records []any) {
 		copy(list[i+1:], list[i:])
 		list[i] = r
 		c.byBranch[r.branchID] = list
-		if kind == recMemory && p.str("visibility") == "conversation" {
+		if kind == recMemory && r.base.Visibility == "conversation" {
 			c.shared = append(c.shared, r)
 		}
 	}
@@ -110,11 +135,20 @@ func (c *conversationRecords) since() map[string]any {
 	return out
 }
 
+// cachedRun is what a snapshot needs of a run: its parent, and its status and end with the
+// time the end was recorded.
+type cachedRun struct {
+	rev                    int64
+	parentRunID, status    string
+	endedAt, endRecordedAt *time.Time
+}
+
 func (c *conversationRecords) mergeRuns(runs []any) {
 	for _, v := range runs {
 		p := asProps(v)
-		if old, ok := c.runs[p.str("id")]; !ok || old.i64("rev") < p.i64("rev") {
-			c.runs[p.str("id")] = p
+		if old, ok := c.runs[p.str("id")]; !ok || old.rev < p.i64("rev") {
+			c.runs[p.str("id")] = cachedRun{rev: p.i64("rev"), parentRunID: p.str("parentRunId"), status: p.str("status"),
+				endedAt: p.timePtr("endedAt"), endRecordedAt: p.timePtr("endRecordedAt")}
 		}
 	}
 }
@@ -225,4 +259,18 @@ func (s *Store) RecordCacheStats() RecordCacheStats {
 		return RecordCacheStats{}
 	}
 	return RecordCacheStats{FullReads: s.records.full.Load(), DeltaReads: s.records.delta.Load()}
+}
+
+// GCPercent is the garbage-collection target ctxgraph runs with unless GOGC is set. The
+// cached conversation copies are a large heap that lives as long as the process, and every
+// assembly allocates its candidates afresh: at Go's default of 100 the collector would scan
+// the whole cache every time the assemblies have allocated as much again.
+const GCPercent = 400
+
+// TuneGarbageCollector applies GCPercent unless the GOGC environment variable says
+// otherwise; the ctxgraph server and the benchmark call it at start.
+func TuneGarbageCollector() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
+	}
 }

@@ -154,7 +154,7 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		}
 	}
 
-	visible := func(r *cachedRecord) bool { return !r.p.time("recordedAt").After(req.AsOf) }
+	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(req.AsOf) }
 	byKind := map[string][]*cachedRecord{}
 	depth := map[string]int64{}
 	for i := len(lin.Branches) - 1; i >= 0; i-- {
@@ -179,68 +179,94 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		return others[i].branchID < others[j].branchID
 	})
 	runs := runsAsOf(c.runs, req.AsOf)
-	promotion := func(p props) (bool, string) {
-		at := p.timePtr("promotedAt")
-		return at != nil && !at.After(req.AsOf), p.str("promotedTo")
+	// promote fills promotion as of the snapshot; runOwnership the owner run's parent and
+	// status as of the snapshot.
+	promote := func(cand *model.Candidate, r *cachedRecord) {
+		cand.Promoted = r.promotedAt != nil && !r.promotedAt.After(req.AsOf)
+		cand.PromotedTo = r.promotedTo
+	}
+	runOwnership := func(cand *model.Candidate) {
+		st := runs(cand.OwnerRunID)
+		cand.OwnerRunParentID, cand.OwnerRunStatus = st.parentRunID, st.status
 	}
 
-	for _, r := range byKind[recMessage] {
-		m := messageCandidate(r.p, depth[r.branchID])
-		m.Content, m.ParticipantName = r.p.str("content"), snap.ParticipantNames[m.OwnerParticipantID]
-		snap.Candidates = append(snap.Candidates, m)
-		snap.BaselineTokens += int(r.p.i64("baselineTokens"))
+	n := 0
+	for _, list := range byKind {
+		n += len(list)
 	}
+	snap.Candidates = make([]model.Candidate, 0, n+len(others))
+	for _, r := range byKind[recMessage] {
+		m := r.base
+		m.Depth, m.ParticipantName = depth[r.branchID], snap.ParticipantNames[m.OwnerParticipantID]
+		snap.Candidates = append(snap.Candidates, m)
+		snap.BaselineTokens += r.baseline
+	}
+	// A call's outcome is its latest artifact in the lineage.
 	outcomes := map[string][]*cachedRecord{}
-	var artifacts []model.Candidate
 	for _, r := range byKind[recArtifact] {
-		outcomes[r.p.str("toolCallId")] = append(outcomes[r.p.str("toolCallId")], r)
-		a := artifactCandidate(r.p, depth[r.branchID], runs)
-		a.Promoted, a.PromotedTo = promotion(r.p)
-		artifacts = append(artifacts, a)
-		snap.BaselineTokens += int(r.p.i64("baselineTokens"))
+		outcomes[r.base.ToolCallID] = append(outcomes[r.base.ToolCallID], r)
 	}
 	retries := retriesOf(byKind[recCall])
 	for _, r := range byKind[recCall] {
-		call := callCandidate(r.p, depth[r.branchID], outcomes[r.id], runs, promotion)
-		call.RetriedBy = retries[r.id]
+		call := r.base
+		call.Depth, call.RetriedBy = depth[r.branchID], retries[r.id]
+		if outs := outcomes[r.id]; len(outs) > 0 {
+			for i := len(outs) - 1; i >= 0; i-- {
+				call.ArtifactIDs = append(call.ArtifactIDs, outs[i].id)
+			}
+			last := outs[len(outs)-1]
+			call.Status, call.ErrorCode, call.ErrorMessage = last.base.Status, last.base.ErrorCode, last.base.ErrorMessage
+			call.Retryable, call.Visibility = last.retryable, last.base.Visibility
+			call.PrivacyClass, call.SharedWith = last.base.PrivacyClass, last.base.SharedWith
+			promote(&call, last)
+		}
+		runOwnership(&call)
 		snap.Candidates = append(snap.Candidates, call)
-		snap.BaselineTokens += int(r.p.i64("baselineTokens"))
+		snap.BaselineTokens += r.baseline
 	}
-	snap.Candidates = append(snap.Candidates, artifacts...)
+	for _, r := range byKind[recArtifact] {
+		a := r.base
+		a.Depth = depth[r.branchID]
+		runOwnership(&a)
+		promote(&a, r)
+		snap.Candidates = append(snap.Candidates, a)
+		snap.BaselineTokens += r.baseline
+	}
 	memories := append(byKind[recMemory], others...)
 	supersededBy, conflicts := map[string][]string{}, map[string][]string{}
 	for _, r := range memories {
-		for _, old := range r.p.strs("supersedes") {
+		for _, old := range r.supersedes {
 			supersededBy[old] = append(supersededBy[old], r.id)
 		}
-		for _, other := range r.p.strs("conflictsWith") {
+		for _, other := range r.conflictsWith {
 			conflicts[r.id] = appendNew(conflicts[r.id], other)
 			conflicts[other] = appendNew(conflicts[other], r.id)
 		}
 	}
 	for _, r := range memories {
-		d, inLineage := depth[r.branchID], true
+		m := r.base
+		m.Depth, m.InLineage = depth[r.branchID], true
 		if !lin.contains(r.branchID, r.seq) {
-			d, inLineage = -1, false
+			m.Depth, m.InLineage = -1, false
 		}
-		m := memoryCandidate(r.p, d, runs)
-		m.InLineage = inLineage
-		m.Promoted, m.PromotedTo = promotion(r.p)
+		runOwnership(&m)
+		promote(&m, r)
+		if ended := runs(m.OwnerRunID).endedAt; ended != nil && m.FreshnessClass == "session" && m.StaleAfter == nil {
+			// A session memory lasts until the run that observed it ends.
+			m.StaleAfter = ended
+		}
 		m.SupersededBy, m.ConflictsWith = sorted(supersededBy[r.id]), sorted(conflicts[r.id])
 		snap.Candidates = append(snap.Candidates, m)
 	}
 	for _, r := range byKind[recCheckpoint] {
-		snap.Candidates = append(snap.Candidates, model.Candidate{
-			Kind: model.KindCheckpoint, ID: r.id, BranchID: r.branchID, Seq: r.seq, Depth: depth[r.branchID],
-			InLineage: true, CreatedAt: r.p.time("createdAt"), RunID: r.p.str("runId"), State: r.p.str("state"),
-		})
+		cp := r.base
+		cp.Depth = depth[r.branchID]
+		snap.Candidates = append(snap.Candidates, cp)
 	}
 	for _, r := range byKind[recSkills] {
-		snap.Candidates = append(snap.Candidates, model.Candidate{
-			Kind: model.KindSkills, ID: r.id, BranchID: r.branchID, Seq: r.seq, Depth: depth[r.branchID],
-			InLineage: true, CreatedAt: r.p.time("createdAt"), RunID: r.p.str("runId"),
-			LoadedSkills: r.p.strs("loadedSkills"), ActiveProfiles: r.p.strs("activeProfiles"), DirectTools: r.p.strs("directTools"),
-		})
+		sk := r.base
+		sk.Depth = depth[r.branchID]
+		snap.Candidates = append(snap.Candidates, sk)
 	}
 	if req.Trace {
 		snap.ExcludedRefs = excludedRefs(c, lin, visible)
@@ -277,21 +303,16 @@ type runState struct {
 	endedAt             *time.Time
 }
 
-func runsAsOf(runs map[string]props, asOf time.Time) func(id string) runState {
-	memo := map[string]runState{}
+func runsAsOf(runs map[string]cachedRun, asOf time.Time) func(id string) runState {
 	return func(id string) runState {
-		if st, ok := memo[id]; ok {
-			return st
-		}
 		r, ok := runs[id]
-		st := runState{}
-		if ok {
-			st.parentRunID, st.status = r.str("parentRunId"), model.RunStatusRunning
-			if end := r.timePtr("endRecordedAt"); end != nil && !end.After(asOf) {
-				st.status, st.endedAt = r.str("status"), r.timePtr("endedAt")
-			}
+		if !ok {
+			return runState{}
 		}
-		memo[id] = st
+		st := runState{parentRunID: r.parentRunID, status: model.RunStatusRunning}
+		if r.endRecordedAt != nil && !r.endRecordedAt.After(asOf) {
+			st.status, st.endedAt = r.status, r.endedAt
+		}
 		return st
 	}
 }
@@ -303,11 +324,11 @@ func retriesOf(calls []*cachedRecord) map[string][]string {
 	out := map[string][]string{}
 	same := map[string][]*cachedRecord{}
 	for _, r := range calls {
-		if of := r.p.str("retryOf"); of != "" {
+		if of := r.base.RetryOf; of != "" {
 			out[of] = appendNew(out[of], r.id)
 		}
-		if sha := r.p.str("argumentsSha256"); sha != "" {
-			key := r.p.str("runId") + "\x00" + r.p.str("tool") + "\x00" + sha
+		if sha := r.argumentsSha256; sha != "" {
+			key := r.base.RunID + "\x00" + r.base.Tool + "\x00" + sha
 			same[key] = append(same[key], r)
 		}
 	}
@@ -341,81 +362,49 @@ func list(rec interface{ Get(string) (any, bool) }, key string) []any {
 	return l
 }
 
-func messageCandidate(p props, depth int64) model.Candidate {
-	return model.Candidate{
-		Kind: model.KindMessage, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: depth,
-		InLineage: true, CreatedAt: p.time("createdAt"), Visibility: p.str("visibility"), Role: p.str("role"),
-		OwnerParticipantID: p.str("participantId"), OwnerRunID: p.str("runId"),
+// baseCandidate builds the part of a record's candidate that depends on the record alone:
+// not its depth in a lineage, nor run status, promotion or a call's outcome, which depend on
+// the lineage and the snapshot time.
+func baseCandidate(kind string, p props) model.Candidate {
+	c := model.Candidate{ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), InLineage: true,
+		CreatedAt: p.time("createdAt")}
+	switch kind {
+	case recMessage:
+		c.Kind, c.Visibility, c.Role = model.KindMessage, p.str("visibility"), p.str("role")
+		c.OwnerParticipantID, c.OwnerRunID, c.Content = p.str("participantId"), p.str("runId"), p.str("content")
+	case recCall:
+		c.Kind, c.Tool, c.CallID = model.KindToolCall, p.str("tool"), p.str("callId")
+		c.Arguments, c.ArgumentsRef, c.Status = p.str("arguments"), p.str("argumentsRef"), model.ToolCallPending
+		c.RetryOf, c.RunID, c.OwnerRunID = p.str("retryOf"), p.str("runId"), p.str("runId")
+		c.OwnerParticipantID = p.str("participantId")
+		// A call with no outcome yet has no artifact to carry its visibility: it is the
+		// requesting participant's own state.
+		c.Visibility = model.DefaultArtifactVisibility
+	case recArtifact:
+		c.Kind, c.ToolCallID, c.Tool, c.Status = model.KindArtifact, p.str("toolCallId"), p.str("tool"), p.str("status")
+		c.ResultBytes, c.ArgsBytes = p.i64("resultBytes"), p.i64("argsBytes")
+		c.ErrorCode, c.ErrorMessage = p.str("errorCode"), p.str("errorMessage")
+		ownership(&c, p)
+	case recMemory:
+		c.Kind, c.MemoryKind, c.Summary, c.SafeSummary = model.KindMemory, p.str("kind"), p.str("summary"), p.str("safeSummary")
+		c.Data, c.Confidence, c.FreshnessClass = p.str("data"), p.float("confidence"), p.str("freshnessClass")
+		c.ObservedAt, c.StaleAfter, c.RevalidateWith = p.time("observedAt"), p.timePtr("staleAfter"), p.strs("revalidateWith")
+		c.SourceArtifactIDs, c.LiveSourceIDs = p.strs("sourceArtifactIds"), p.strs("liveSources")
+		ownership(&c, p)
+	case recCheckpoint:
+		c.Kind, c.RunID, c.State = model.KindCheckpoint, p.str("runId"), p.str("state")
+	case recSkills:
+		c.Kind, c.RunID = model.KindSkills, p.str("runId")
+		c.LoadedSkills, c.ActiveProfiles, c.DirectTools = p.strs("loadedSkills"), p.strs("activeProfiles"), p.strs("directTools")
 	}
+	return c
 }
 
-// ownership fills the fields every tool-derived candidate shares; runs gives the owner run's
-// parent and status as of the snapshot.
-func ownership(c *model.Candidate, p props, runs func(string) runState) {
+// ownership fills the fields every tool-derived record carries.
+func ownership(c *model.Candidate, p props) {
 	c.Visibility = p.str("visibility")
 	c.OwnerParticipantID = p.str("ownerParticipantId")
 	c.OwnerRunID = p.str("ownerRunId")
 	c.SharedWith = p.strs("sharedWith")
 	c.PrivacyClass = p.str("privacyClass")
-	runOwnership(c, runs)
-}
-
-func runOwnership(c *model.Candidate, runs func(string) runState) {
-	r := runs(c.OwnerRunID)
-	c.OwnerRunParentID, c.OwnerRunStatus = r.parentRunID, r.status
-}
-
-// callCandidate builds a tool call with its outcome as of the snapshot: the latest of its
-// artifacts in the lineage, or pending when it has none there.
-func callCandidate(p props, depth int64, outcomes []*cachedRecord, runs func(string) runState, promotion func(props) (bool, string)) model.Candidate {
-	c := model.Candidate{
-		Kind: model.KindToolCall, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: depth,
-		InLineage: true, CreatedAt: p.time("createdAt"), Tool: p.str("tool"), CallID: p.str("callId"),
-		Arguments: p.str("arguments"), ArgumentsRef: p.str("argumentsRef"), Status: model.ToolCallPending,
-		RetryOf: p.str("retryOf"), RunID: p.str("runId"), OwnerRunID: p.str("runId"),
-		OwnerParticipantID: p.str("participantId"),
-		// A call with no outcome yet has no artifact to carry its visibility: it is the
-		// requesting participant's own state.
-		Visibility: model.DefaultArtifactVisibility,
-	}
-	for i := len(outcomes) - 1; i >= 0; i-- {
-		c.ArtifactIDs = append(c.ArtifactIDs, outcomes[i].id)
-	}
-	if n := len(outcomes); n > 0 {
-		last := outcomes[n-1].p
-		c.Status, c.ErrorCode, c.ErrorMessage = last.str("status"), last.str("errorCode"), last.str("errorMessage")
-		c.Retryable = last.boolean("retryable")
-		c.Visibility, c.PrivacyClass, c.SharedWith = last.str("visibility"), last.str("privacyClass"), last.strs("sharedWith")
-		c.Promoted, c.PromotedTo = promotion(last)
-	}
-	runOwnership(&c, runs)
-	return c
-}
-
-func artifactCandidate(p props, depth int64, runs func(string) runState) model.Candidate {
-	c := model.Candidate{
-		Kind: model.KindArtifact, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: depth,
-		InLineage: true, CreatedAt: p.time("createdAt"), ToolCallID: p.str("toolCallId"), Tool: p.str("tool"),
-		Status: p.str("status"), ResultBytes: p.i64("resultBytes"), ArgsBytes: p.i64("argsBytes"),
-		ErrorCode: p.str("errorCode"), ErrorMessage: p.str("errorMessage"),
-	}
-	ownership(&c, p, runs)
-	return c
-}
-
-func memoryCandidate(p props, depth int64, runs func(string) runState) model.Candidate {
-	c := model.Candidate{
-		Kind: model.KindMemory, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Depth: depth,
-		CreatedAt: p.time("createdAt"), MemoryKind: p.str("kind"),
-		Summary: p.str("summary"), SafeSummary: p.str("safeSummary"), Data: p.str("data"), Confidence: p.float("confidence"),
-		FreshnessClass: p.str("freshnessClass"), ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"),
-		RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"),
-		LiveSourceIDs: p.strs("liveSources"),
-	}
-	ownership(&c, p, runs)
-	if ended := runs(c.OwnerRunID).endedAt; ended != nil && c.FreshnessClass == "session" && c.StaleAfter == nil {
-		// A session memory lasts until the run that observed it ends.
-		c.StaleAfter = ended
-	}
-	return c
 }

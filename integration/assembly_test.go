@@ -215,4 +215,25 @@ func TestOpenCallsBeyondTheBudgetAreCompactedNeverDropped(t *testing.T) {
 	if !strings.Contains(string(mustJSON(a["messages"])), "details withheld for the budget") {
 		t.Errorf("no open call was compacted although the full forms overflow the budget")
 	}
+
+	// Tighter still: even one line per call overflows, so the oldest are counted in one
+	// summary line — every call still included, the total within the budget.
+	const tight = 250
+	b := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": tight})
+	got = includedAs(b)
+	for _, c := range calls {
+		if got[c] != "recovery" {
+			t.Errorf("budget %d: open call %s: got %q, want recovery", tight, c, got[c])
+		}
+	}
+	if n := b["tokens"].(map[string]any)["assembled"].(float64); n > tight {
+		t.Errorf("budget %d: got %v assembled tokens", tight, n)
+	}
+	if text := string(mustJSON(b["messages"])); !strings.Contains(text, "older open calls, details withheld for the budget: crm_lookup pending") {
+		t.Errorf("budget %d: no summary line of aggregated open calls in %s", tight, text)
+	}
+	ex := h.must(200, "GET", "/v1/assemblies/"+str(b, "id")+"/explain?ref="+calls[1], nil)
+	if !strings.Contains(str(ex, "rule"), "+budget.recovery_aggregated") || str(ex, "outcome") != "included" {
+		t.Errorf("explain of an aggregated call: got %v", ex)
+	}
 }

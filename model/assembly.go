@@ -179,6 +179,10 @@ type Decision struct {
 	As      string `json:"as,omitempty"`
 	Reason  string `json:"reason"`
 	Rule    string `json:"rule"`
+	// Bulk marks a decision that did not shape the request (say, a restricted raw body the
+	// request had no need of): it is counted on the assembly, not stored as a
+	// PolicyDecision node, and explain recomputes it.
+	Bulk bool `json:"-"`
 }
 
 // Assembly is the record of what went into one model request, as answered and stored.

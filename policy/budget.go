@@ -16,7 +16,8 @@ import (
 func Fit(verdicts []Verdict, costs []int, fixed, budget int) int {
 	used := fixed
 	var rest []int
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if !vd.Included() {
 			continue
 		}
@@ -26,7 +27,7 @@ func Fit(verdicts []Verdict, costs []int, fixed, budget int) int {
 		}
 		rest = append(rest, i)
 	}
-	sort.SliceStable(rest, func(x, y int) bool { return higherPriority(verdicts[rest[x]], verdicts[rest[y]]) })
+	sort.SliceStable(rest, func(x, y int) bool { return higherPriority(&verdicts[rest[x]], &verdicts[rest[y]]) })
 	windowClosed := false
 	for _, i := range rest {
 		vd := &verdicts[i]
@@ -53,18 +54,20 @@ func Fit(verdicts []Verdict, costs []int, fixed, budget int) int {
 // costs of such memories must be given as their ordinary memory form.
 func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
 	raw := map[string]bool{}
-	for _, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if vd.Included() && vd.Decision.As == model.AsRaw {
 			raw[vd.Candidate.ID] = true
 		}
 	}
 	var revived []int
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if vd.Decision.Rule == "rehydration.raw_source_included" && !allIn(vd.Candidate.LiveSourceIDs, raw) {
 			revived = append(revived, i)
 		}
 	}
-	sort.SliceStable(revived, func(x, y int) bool { return higherPriority(verdicts[revived[x]], verdicts[revived[y]]) })
+	sort.SliceStable(revived, func(x, y int) bool { return higherPriority(&verdicts[revived[x]], &verdicts[revived[y]]) })
 	for _, i := range revived {
 		vd := &verdicts[i]
 		if costs[i] > 0 && used+costs[i] <= budget {
@@ -79,11 +82,11 @@ func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
 }
 
 // higherPriority orders unprotected records for the budget.
-func higherPriority(a, b Verdict) bool {
+func higherPriority(a, b *Verdict) bool {
 	if a.Tier != b.Tier {
 		return a.Tier < b.Tier
 	}
-	ca, cb := a.Candidate, b.Candidate
+	ca, cb := &a.Candidate, &b.Candidate
 	if a.Tier == TierMemory {
 		if a.Relevance != b.Relevance {
 			return a.Relevance > b.Relevance
@@ -100,7 +103,7 @@ func higherPriority(a, b Verdict) bool {
 	return lineageLess(cb, ca)
 }
 
-func confidence(c model.Candidate) float64 {
+func confidence(c *model.Candidate) float64 {
 	if c.Confidence == nil {
 		return 0.5
 	}
@@ -121,15 +124,22 @@ func tierName(t int) string {
 	return "protected"
 }
 
+// AggregateReserve is the cost set aside for the summary line of aggregated recovery items.
+const AggregateReserve = 80
+
 // CompactRecovery keeps protected recovery state within the budget when it alone would
 // overflow it: recovery is never omitted, but the oldest items are switched, one by one, to
 // their compact form (tool, status, call id and error code, without arguments or message)
-// until the protected records fit or none is left to compact. costs[i] becomes
-// compactCosts[i] for each compacted item. It returns the protected records' total cost.
+// until the protected records fit. costs[i] becomes compactCosts[i] for each compacted
+// item. When every item is compact and they still do not fit, the oldest are aggregated,
+// one by one: they cost nothing each and are counted together in one summary line (tool,
+// status, error code and how many), for which AggregateReserve tokens are set aside. It
+// returns the protected records' total cost.
 func CompactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budget int) int {
 	protected := fixed
 	var recovery []int
-	for i, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if !vd.Included() || !vd.Protected {
 			continue
 		}
@@ -140,7 +150,7 @@ func CompactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budge
 	}
 	// Oldest first: the newest unresolved state keeps its exact arguments longest.
 	sort.SliceStable(recovery, func(x, y int) bool {
-		return lineageLess(verdicts[recovery[x]].Candidate, verdicts[recovery[y]].Candidate)
+		return lineageLess(&verdicts[recovery[x]].Candidate, &verdicts[recovery[y]].Candidate)
 	})
 	for _, i := range recovery {
 		if protected <= budget {
@@ -150,6 +160,18 @@ func CompactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budge
 		costs[i] = compactCosts[i]
 		verdicts[i].Compact = true
 		verdicts[i].Decision.Rule += "+budget.recovery_compacted"
+	}
+	for k, i := range recovery {
+		if protected <= budget {
+			break
+		}
+		if k == 0 {
+			protected += AggregateReserve
+		}
+		protected -= costs[i]
+		costs[i] = 0
+		verdicts[i].Aggregated = true
+		verdicts[i].Decision.Rule += "+budget.recovery_aggregated"
 	}
 	return protected
 }

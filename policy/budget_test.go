@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -326,7 +328,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 		{"everything fits", 1000, []bool{false, false, false}, 10 + 300},
 		{"oldest compacted first", 250, []bool{true, false, false}, 10 + 20 + 200},
 		{"all compacted", 100, []bool{true, true, true}, 10 + 60},
-		{"still over: never omitted", 20, []bool{true, true, true}, 10 + 60},
+		{"still over: aggregated, never omitted", 20, []bool{true, true, true}, 10 + AggregateReserve},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,5 +347,26 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// Ten open calls whose compact lines alone overflow: the oldest are aggregated until the
+	// rest and the summary line fit; every one stays included.
+	var vs []Verdict
+	var costs, compact []int
+	for i := 1; i <= 10; i++ {
+		vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
+		costs, compact = append(costs, 100), append(compact, 30)
+	}
+	if total := CompactRecovery(vs, costs, compact, 10, 250); total != 10+5*30+AggregateReserve {
+		t.Errorf("got total %d, want %d", total, 10+5*30+AggregateReserve)
+	}
+	for i, vd := range vs {
+		if !vd.Included() || !vd.Compact || vd.Aggregated != (i < 5) {
+			t.Errorf("%s: included %v compact %v aggregated %v; want included, compact, aggregated %v",
+				vd.Candidate.ID, vd.Included(), vd.Compact, vd.Aggregated, i < 5)
+		}
+		if vd.Aggregated && !strings.HasSuffix(vd.Decision.Rule, "+budget.recovery_aggregated") {
+			t.Errorf("%s: rule %q does not say it was aggregated", vd.Candidate.ID, vd.Decision.Rule)
+		}
 	}
 }

@@ -49,6 +49,10 @@ type Verdict struct {
 	// Compact is set on recovery items shown in their compact form because protected state
 	// alone would overflow the budget (CompactRecovery).
 	Compact bool
+	// Aggregated is set on compact recovery items that even one line each would not fit:
+	// they are still included, counted in one summary line of older open calls per tool,
+	// status and error code.
+	Aggregated bool
 }
 
 // Included reports whether the verdict includes the record.
@@ -75,14 +79,14 @@ func omit(c model.Candidate, kind, reason, rule string) model.Decision {
 func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	verdicts := make([]Verdict, len(cands))
 	byID := make(map[string]int, len(cands))
-	for i, c := range cands {
-		byID[c.ID] = i
-		verdicts[i] = Verdict{Candidate: c, Tier: tierNone}
+	for i := range cands {
+		byID[cands[i].ID] = i
+		verdicts[i] = Verdict{Candidate: cands[i], Tier: tierNone}
 	}
 	// Ownership first: supersession needs to know which memories are eligible.
 	visible := make([]bool, len(cands))
-	for i, c := range cands {
-		if d, ok := Ownership(req, c); ok {
+	for i := range cands {
+		if d, ok := Ownership(req, cands[i]); ok {
 			verdicts[i].Decision = d
 		} else {
 			visible[i] = true
@@ -104,9 +108,9 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
 	// the request names them.
 	summarised := map[string]bool{}
-	for i, c := range cands {
-		if c.Kind == model.KindMemory && visible[i] {
-			for _, src := range c.LiveSourceIDs {
+	for i := range cands {
+		if cands[i].Kind == model.KindMemory && visible[i] {
+			for _, src := range cands[i].LiveSourceIDs {
 				summarised[src] = true
 			}
 		}
@@ -119,37 +123,37 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	// included, and a failed artifact is represented by its call's recovery item.
 	order := make([]int, 0, len(cands))
 	for _, kind := range []string{model.KindToolCall, model.KindArtifact, model.KindMessage, model.KindCheckpoint, model.KindSkills, model.KindMemory} {
-		for i, c := range cands {
-			if c.Kind == kind {
+		for i := range cands {
+			if cands[i].Kind == kind {
 				order = append(order, i)
 			}
 		}
 	}
 	for _, i := range order {
-		c := cands[i]
+		c := &cands[i]
 		vd := &verdicts[i]
-		if !visible[i] && !recoveryForParent(req, c) {
+		if !visible[i] && !recoveryForParent(req, *c) {
 			continue
 		}
 		switch c.Kind {
 		case model.KindToolCall:
-			*vd = judgeCall(v, req, c, vd.Decision)
+			*vd = judgeCall(v, req, *c, vd.Decision)
 			if vd.Included() {
 				recoveryCalls[c.ID] = true
 			}
 		case model.KindArtifact:
-			*vd = judgeArtifact(v, req, c, recoveryCalls, summarised, &rawBytes)
+			*vd = judgeArtifact(v, req, *c, recoveryCalls, summarised, &rawBytes)
 			if vd.Included() && vd.Decision.As == model.AsRaw {
 				rawArtifacts[c.ID] = true
 			}
 		case model.KindMessage:
-			*vd = judgeMessage(req, c, window, current)
+			*vd = judgeMessage(req, *c, window, current)
 		case model.KindCheckpoint:
-			*vd = judgeRunState(c, latestCheckpoint, model.AsCheckpoint, "checkpoint")
+			*vd = judgeRunState(*c, latestCheckpoint, model.AsCheckpoint, "checkpoint")
 		case model.KindSkills:
-			*vd = judgeRunState(c, latestSkills, model.AsSkills, "skills")
+			*vd = judgeRunState(*c, latestSkills, model.AsSkills, "skills")
 		case model.KindMemory:
-			*vd = judgeMemory(v, req, c, eligible, rawArtifacts)
+			*vd = judgeMemory(v, req, *c, eligible, rawArtifacts)
 			vd.Relevance = overlap(relevanceTerms, c.Summary)
 		}
 	}
@@ -257,6 +261,9 @@ func judgeArtifact(v Version, req Request, c model.Candidate, recoveryCalls, sum
 	switch {
 	case !v.MayReceive(req.Provider, c.PrivacyClass):
 		vd.Decision = omit(c, "privacy", model.ReasonPrivacy, "privacy.raw_restricted_for_provider")
+		// Only a body the request needed (named, or its own run's) makes this decision
+		// part of what shaped the request.
+		vd.Decision.Bulk = !exact && !currentRun
 		return vd
 	case recoveryCalls[c.ToolCallID] && !exact:
 		vd.Decision = omit(c, "recovery", model.ReasonDuplicate, "recovery.represented_by_call")
@@ -415,7 +422,8 @@ func Stale(v Version, now time.Time, c model.Candidate) (time.Time, bool) {
 // again after trimming, and so must anything else that omits records afterwards.
 func markConflicts(verdicts []Verdict) {
 	included := map[string]bool{}
-	for _, vd := range verdicts {
+	for i := range verdicts {
+		vd := &verdicts[i]
 		if vd.Included() {
 			included[vd.Candidate.ID] = true
 		}
@@ -449,7 +457,8 @@ func SettleConflicts(verdicts []Verdict) { markConflicts(verdicts) }
 // participant may see, and the system messages among them and right before the oldest.
 func conversationWindow(v Version, req Request, cands []model.Candidate, visible []bool) map[string]bool {
 	var msgs []int
-	for i, c := range cands {
+	for i := range cands {
+		c := &cands[i]
 		if c.Kind == model.KindMessage && visible[i] {
 			msgs = append(msgs, i)
 		}
@@ -474,7 +483,8 @@ func conversationWindow(v Version, req Request, cands []model.Candidate, visible
 // answers.
 func currentUserMessage(cands []model.Candidate, visible []bool) string {
 	var msgs []int
-	for i, c := range cands {
+	for i := range cands {
+		c := &cands[i]
 		if c.Kind == model.KindMessage && c.Role == "user" && visible[i] {
 			msgs = append(msgs, i)
 		}
@@ -492,8 +502,9 @@ func latestRunState(req Request, cands []model.Candidate) (checkpoint, skills ma
 	if req.RunID == "" {
 		return
 	}
-	best := map[string]model.Candidate{}
-	for _, c := range cands {
+	best := map[string]*model.Candidate{}
+	for i := range cands {
+		c := &cands[i]
 		if (c.Kind != model.KindCheckpoint && c.Kind != model.KindSkills) || c.RunID != req.RunID {
 			continue
 		}
@@ -511,7 +522,7 @@ func latestRunState(req Request, cands []model.Candidate) (checkpoint, skills ma
 }
 
 // lineageLess orders records as history does: ancestors first, then by seq.
-func lineageLess(a, b model.Candidate) bool {
+func lineageLess(a, b *model.Candidate) bool {
 	if a.Depth != b.Depth {
 		return a.Depth > b.Depth
 	}
@@ -522,7 +533,7 @@ func lineageLess(a, b model.Candidate) bool {
 }
 
 func sortLineage(cands []model.Candidate, idx []int) {
-	sort.SliceStable(idx, func(x, y int) bool { return lineageLess(cands[idx[x]], cands[idx[y]]) })
+	sort.SliceStable(idx, func(x, y int) bool { return lineageLess(&cands[idx[x]], &cands[idx[y]]) })
 }
 
 func allIn(ids []string, set map[string]bool) bool {
@@ -552,13 +563,29 @@ func terms(text string) map[string]bool {
 	return out
 }
 
-// overlap counts the words of text that the current message also uses.
+// overlap counts the distinct words of text (as terms splits them) that the current message
+// also uses. It reads text in place: it runs for every memory of every assembly.
 func overlap(current map[string]bool, text string) int {
+	if len(current) == 0 {
+		return 0
+	}
+	word := make([]byte, 0, 64)
+	var seen []string
 	n := 0
-	for w := range terms(text) {
-		if current[w] {
+	flush := func() {
+		if len(word) > 2 && current[string(word)] && !model.Contains(seen, string(word)) {
+			seen = append(seen, string(word))
 			n++
 		}
+		word = word[:0]
 	}
+	for _, r := range strings.ToLower(text) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			word = append(word, byte(r))
+			continue
+		}
+		flush()
+	}
+	flush()
 	return n
 }

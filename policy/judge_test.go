@@ -1241,3 +1241,24 @@ func TestOwnershipDirect(t *testing.T) {
 		})
 	}
 }
+
+// TestOverlapCountsDistinctSharedTerms checks overlap against its definition: the size of
+// the intersection of the current message's terms and the text's terms.
+func TestOverlapCountsDistinctSharedTerms(t *testing.T) {
+	current := terms("Compare the Q3 revenue CSV with the vendor-contracts sheet, revenue first")
+	for _, text := range []string{
+		"", "revenue revenue REVENUE", "Q3 revenue: 4.1M (vendor contracts sheet)", "the and for",
+		"revenuecsv csv-vendor/contracts", "über revenue — naïve sheet",
+		"an extraordinarilylongwordthatgoesonandonbeyondsixtyfourcharactersxxxxxxxxxxxxxxxxxxxxx revenue",
+	} {
+		want := 0
+		for w := range terms(text) {
+			if current[w] {
+				want++
+			}
+		}
+		if got := overlap(current, text); got != want {
+			t.Errorf("overlap(%q) = %d, want %d", text, got, want)
+		}
+	}
+}

@@ -377,6 +377,7 @@ func newBench(o options) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
+	cypher.TuneGarbageCollector()
 	b.store, err = cypher.Open(cypher.Config{
 		URI: o.neo4jURI, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
 		Database: orDefault(os.Getenv("NEO4J_DATABASE"), "neo4j"),

@@ -146,6 +146,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cypher.TuneGarbageCollector()
 	if m.store, err = cypher.Open(m.Neo4j, blobs); err != nil {
 		return err
 	}

@@ -2,4 +2,4 @@
 // A recorded assembly with its policy decisions.
 MATCH (a:ContextAssembly {id: $id, accountId: $accountId})
 RETURN a, [(d:PolicyDecision)-[:CONSTRAINS]->(a) |
-           d {.ref, .kind, .outcome, .as, .reason, .rule}] AS decisions
+           d {.refs, .kind, .outcome, .as, .reason, .rule}] AS decisions

@@ -1,61 +1,74 @@
 // name: RecordPolicyDecisions
-// One PolicyDecision per privacy, freshness, rehydration, routing, recovery, visibility,
-// supersession or provenance decision of an assembly, CONSTRAINS the assembly and ABOUT the
-// record it judged, grouped by the record's type. (Window, budget and branch omissions are
-// counted on the assembly.)
+// The stored decisions of an assembly (privacy, routing, freshness, rehydration and
+// recovery): one PolicyDecision per distinct decision and record type, CONSTRAINS the
+// assembly and ABOUT every record it was made for (also listed in its refs, for readers of
+// the node alone), grouped by the records' type so that each is found by one unique-index
+// seek. (Window, budget, branch and other bulk omissions are counted on the assembly.)
 MATCH (a:ContextAssembly {id: $assemblyId, accountId: $accountId})
 CALL (a) {
   UNWIND $decisions.message AS dec
-  MATCH (n:Message {id: dec.ref, accountId: $accountId})
   CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
                             outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, ref: dec.ref, createdAt: a.createdAt})
+                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
   CREATE (d)-[:CONSTRAINS]->(a)
+  WITH d, dec
+  UNWIND dec.refs AS ref
+  MATCH (n:Message {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.memory AS dec
-  MATCH (n:ToolMemory {id: dec.ref, accountId: $accountId})
   CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
                             outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, ref: dec.ref, createdAt: a.createdAt})
+                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
   CREATE (d)-[:CONSTRAINS]->(a)
+  WITH d, dec
+  UNWIND dec.refs AS ref
+  MATCH (n:ToolMemory {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.artifact AS dec
-  MATCH (n:ToolArtifact {id: dec.ref, accountId: $accountId})
   CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
                             outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, ref: dec.ref, createdAt: a.createdAt})
+                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
   CREATE (d)-[:CONSTRAINS]->(a)
+  WITH d, dec
+  UNWIND dec.refs AS ref
+  MATCH (n:ToolArtifact {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.tool_call AS dec
-  MATCH (n:ToolCall {id: dec.ref, accountId: $accountId})
   CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
                             outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, ref: dec.ref, createdAt: a.createdAt})
+                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
   CREATE (d)-[:CONSTRAINS]->(a)
+  WITH d, dec
+  UNWIND dec.refs AS ref
+  MATCH (n:ToolCall {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.checkpoint AS dec
-  MATCH (n:Checkpoint {id: dec.ref, accountId: $accountId})
   CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
                             outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, ref: dec.ref, createdAt: a.createdAt})
+                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
   CREATE (d)-[:CONSTRAINS]->(a)
+  WITH d, dec
+  UNWIND dec.refs AS ref
+  MATCH (n:Checkpoint {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.skill_state AS dec
-  MATCH (n:SkillState {id: dec.ref, accountId: $accountId})
   CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
                             outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, ref: dec.ref, createdAt: a.createdAt})
+                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
   CREATE (d)-[:CONSTRAINS]->(a)
+  WITH d, dec
+  UNWIND dec.refs AS ref
+  MATCH (n:SkillState {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 RETURN a.id AS id
