@@ -3,7 +3,8 @@
 //
 // Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
 // NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
-// CTXGRAPH_MAX_BODY for the largest accepted request body.
+// CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_RECORD_CACHE for how many
+// records the assembler keeps cached (0: off).
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +65,9 @@ type Main struct {
 	Keys    map[string]string
 	BlobDir string
 	MaxBody string
+	// RecordCache is how many records the assembler keeps cached (CTXGRAPH_RECORD_CACHE);
+	// 0 turns the cache off.
+	RecordCache int
 	// DevKey is set when no keys were configured and a development key was made.
 	DevKey string
 
@@ -80,6 +85,14 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 	m.Addr = orDefault(getenv("CTXGRAPH_ADDR"), "127.0.0.1:8080")
 	m.BlobDir = orDefault(getenv("CTXGRAPH_BLOB_DIR"), filepath.Join(".ctxgraph", "blobs"))
 	m.MaxBody = getenv("CTXGRAPH_MAX_BODY")
+	m.RecordCache = cypher.DefaultRecordCacheSize
+	if v := getenv("CTXGRAPH_RECORD_CACHE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return model.Invalid("CTXGRAPH_RECORD_CACHE", "CTXGRAPH_RECORD_CACHE: %q is not a number of records (0 turns the cache off)", v)
+		}
+		m.RecordCache = n
+	}
 	keys, err := ParseAPIKeys(getenv("CTXGRAPH_API_KEYS"))
 	if err != nil {
 		return err
@@ -151,6 +164,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.store.Tokens = assembly.MustTokenizer("o200k_base")
+	m.store.SetRecordCache(m.RecordCache)
 	if err := m.migrate(ctx, time.Minute); err != nil {
 		return err
 	}
