@@ -108,7 +108,7 @@ func list(items []string) string {
 }
 
 // chatMessage renders a window message: role, content and the speaker's name.
-func chatMessage(c model.Candidate) model.ChatMessage {
+func chatMessage(c *model.Candidate) model.ChatMessage {
 	m := model.ChatMessage{Role: c.Role, Content: c.Content}
 	if c.Role == "assistant" && c.ParticipantName != "" {
 		m.Name = model.ChatName(c.ParticipantName)

@@ -55,6 +55,8 @@ type cachedRecord struct {
 	argumentsSha256 string
 	supersedes      []string
 	conflictsWith   []string
+	// ownerRun is the run that owns the record (for a tool call, the run that requested it).
+	ownerRun *cachedRun
 }
 
 // newCachedRecord keeps what the snapshot needs of a record's properties, not the
@@ -79,12 +81,13 @@ type conversationRecords struct {
 	byBranch map[string][]*cachedRecord
 	// shared lists the conversation-visible memories, which every branch may see.
 	shared []*cachedRecord
-	runs   map[string]cachedRun
-	used   time.Time
+	// runs are shared by the records they own: a run's end is merged in place.
+	runs map[string]*cachedRun
+	used time.Time
 }
 
 func newConversationRecords(id string) *conversationRecords {
-	return &conversationRecords{id: id, marks: map[string]int64{}, byID: map[string]*cachedRecord{}, byBranch: map[string][]*cachedRecord{}, runs: map[string]cachedRun{}}
+	return &conversationRecords{id: id, marks: map[string]int64{}, byID: map[string]*cachedRecord{}, byBranch: map[string][]*cachedRecord{}, runs: map[string]*cachedRun{}}
 }
 
 // merge applies records read from the graph; a record the copy already holds at the same or
@@ -96,10 +99,12 @@ func (c *conversationRecords) merge(kind string, records []any) {
 			if old.rev < p.i64("rev") {
 				// A changed record keeps its place: branch and seq never change.
 				*old = *newCachedRecord(kind, p)
+				old.ownerRun = c.run(old.base.OwnerRunID)
 			}
 			continue
 		}
 		r := newCachedRecord(kind, p)
+		r.ownerRun = c.run(r.base.OwnerRunID)
 		c.byID[r.id] = r
 		list := c.byBranch[r.branchID]
 		i := len(list)
@@ -138,19 +143,35 @@ func (c *conversationRecords) since() map[string]any {
 // cachedRun is what a snapshot needs of a run: its parent, and its status and end with the
 // time the end was recorded.
 type cachedRun struct {
+	known                  bool
 	rev                    int64
 	parentRunID, status    string
 	endedAt, endRecordedAt *time.Time
 }
 
+// mergeRuns applies runs read from the graph; merge it before the records they own.
 func (c *conversationRecords) mergeRuns(runs []any) {
 	for _, v := range runs {
 		p := asProps(v)
-		if old, ok := c.runs[p.str("id")]; !ok || old.rev < p.i64("rev") {
-			c.runs[p.str("id")] = cachedRun{rev: p.i64("rev"), parentRunID: p.str("parentRunId"), status: p.str("status"),
+		if r := c.run(p.str("id")); !r.known || r.rev < p.i64("rev") {
+			*r = cachedRun{known: true, rev: p.i64("rev"), parentRunID: p.str("parentRunId"), status: p.str("status"),
 				endedAt: p.timePtr("endedAt"), endRecordedAt: p.timePtr("endRecordedAt")}
 		}
 	}
+}
+
+// run returns the run with an id, an empty placeholder until the run is merged (nil for no
+// id).
+func (c *conversationRecords) run(id string) *cachedRun {
+	if id == "" {
+		return nil
+	}
+	r, ok := c.runs[id]
+	if !ok {
+		r = &cachedRun{}
+		c.runs[id] = r
+	}
+	return r
 }
 
 // upTo returns a branch's records at or below seq, in seq order.

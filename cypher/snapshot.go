@@ -87,11 +87,11 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		copy.resetRev = read.resetRev
 	}
 	copy.mu.Lock()
+	copy.mergeRuns(list(read.rec, "runs"))
 	for kind, key := range map[string]string{recMessage: "messages", recCall: "calls", recArtifact: "artifacts",
 		recMemory: "memories", recCheckpoint: "checkpoints", recSkills: "skills"} {
 		copy.merge(kind, list(read.rec, key))
 	}
-	copy.mergeRuns(list(read.rec, "runs"))
 	copy.advance(list(read.rec, "branches"))
 	copy.mu.Unlock()
 	if !req.Fresh {
@@ -178,16 +178,17 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		}
 		return others[i].branchID < others[j].branchID
 	})
-	runs := runsAsOf(c.runs, req.AsOf)
+	asOf := req.AsOf
 	// promote fills promotion as of the snapshot; runOwnership the owner run's parent and
 	// status as of the snapshot.
 	promote := func(cand *model.Candidate, r *cachedRecord) {
 		cand.Promoted = r.promotedAt != nil && !r.promotedAt.After(req.AsOf)
 		cand.PromotedTo = r.promotedTo
 	}
-	runOwnership := func(cand *model.Candidate) {
-		st := runs(cand.OwnerRunID)
+	runOwnership := func(cand *model.Candidate, r *cachedRecord) runState {
+		st := r.ownerRun.asOf(asOf)
 		cand.OwnerRunParentID, cand.OwnerRunStatus = st.parentRunID, st.status
+		return st
 	}
 
 	n := 0
@@ -220,14 +221,14 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 			call.PrivacyClass, call.SharedWith = last.base.PrivacyClass, last.base.SharedWith
 			promote(&call, last)
 		}
-		runOwnership(&call)
+		runOwnership(&call, r)
 		snap.Candidates = append(snap.Candidates, call)
 		snap.BaselineTokens += r.baseline
 	}
 	for _, r := range byKind[recArtifact] {
 		a := r.base
 		a.Depth = depth[r.branchID]
-		runOwnership(&a)
+		runOwnership(&a, r)
 		promote(&a, r)
 		snap.Candidates = append(snap.Candidates, a)
 		snap.BaselineTokens += r.baseline
@@ -249,9 +250,9 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		if !lin.contains(r.branchID, r.seq) {
 			m.Depth, m.InLineage = -1, false
 		}
-		runOwnership(&m)
+		owner := runOwnership(&m, r)
 		promote(&m, r)
-		if ended := runs(m.OwnerRunID).endedAt; ended != nil && m.FreshnessClass == "session" && m.StaleAfter == nil {
+		if ended := owner.endedAt; ended != nil && m.FreshnessClass == "session" && m.StaleAfter == nil {
 			// A session memory lasts until the run that observed it ends.
 			m.StaleAfter = ended
 		}
@@ -303,18 +304,17 @@ type runState struct {
 	endedAt             *time.Time
 }
 
-func runsAsOf(runs map[string]cachedRun, asOf time.Time) func(id string) runState {
-	return func(id string) runState {
-		r, ok := runs[id]
-		if !ok {
-			return runState{}
-		}
-		st := runState{parentRunID: r.parentRunID, status: model.RunStatusRunning}
-		if r.endRecordedAt != nil && !r.endRecordedAt.After(asOf) {
-			st.status, st.endedAt = r.status, r.endedAt
-		}
-		return st
+// asOf is the run's state as of a snapshot time; the zero state for no run or a run not
+// (yet) read.
+func (r *cachedRun) asOf(t time.Time) runState {
+	if r == nil || !r.known {
+		return runState{}
 	}
+	st := runState{parentRunID: r.parentRunID, status: model.RunStatusRunning}
+	if r.endRecordedAt != nil && !r.endRecordedAt.After(t) {
+		st.status, st.endedAt = r.status, r.endedAt
+	}
+	return st
 }
 
 // retriesOf finds, for each call of a lineage, the later calls of the lineage that retry it:

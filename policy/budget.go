@@ -86,7 +86,7 @@ func higherPriority(a, b *Verdict) bool {
 	if a.Tier != b.Tier {
 		return a.Tier < b.Tier
 	}
-	ca, cb := &a.Candidate, &b.Candidate
+	ca, cb := a.Candidate, b.Candidate
 	if a.Tier == TierMemory {
 		if a.Relevance != b.Relevance {
 			return a.Relevance > b.Relevance
@@ -150,7 +150,7 @@ func CompactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budge
 	}
 	// Oldest first: the newest unresolved state keeps its exact arguments longest.
 	sort.SliceStable(recovery, func(x, y int) bool {
-		return lineageLess(&verdicts[recovery[x]].Candidate, &verdicts[recovery[y]].Candidate)
+		return lineageLess(verdicts[recovery[x]].Candidate, verdicts[recovery[y]].Candidate)
 	})
 	for _, i := range recovery {
 		if protected <= budget {

@@ -37,7 +37,7 @@ func (it fitItem) verdict() Verdict {
 		kind, as = model.KindCheckpoint, model.AsCheckpoint
 	}
 	c := model.Candidate{Kind: kind, ID: it.id, Seq: it.seq, Depth: it.depth, InLineage: true, Confidence: it.confidence}
-	return Verdict{Candidate: c, Decision: include(c, as, "test", "test.included", ""), Tier: it.tier,
+	return Verdict{Candidate: &c, Decision: include(&c, as, "test", "test.included", ""), Tier: it.tier,
 		Protected: it.protected, Relevance: it.relevance}
 }
 
@@ -237,7 +237,7 @@ func TestFit(t *testing.T) {
 
 func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
 	c := model.Candidate{Kind: model.KindMemory, ID: "old"}
-	vds := []Verdict{{Candidate: c, Decision: omit(c, "supersession", model.ReasonSuperseded, "supersession.replaced_by_eligible"), Tier: tierNone}}
+	vds := []Verdict{{Candidate: &c, Decision: omit(&c, "supersession", model.ReasonSuperseded, "supersession.replaced_by_eligible"), Tier: tierNone}}
 	used := Fit(vds, []int{1000}, 3, 10)
 	if used != 3 {
 		t.Errorf("got %d tokens used, want %d (an omitted record costs nothing)", used, 3)
@@ -316,7 +316,7 @@ func TestFitLoneConflictSurvivor(t *testing.T) {
 func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 	mk := func(id string, seq int64) Verdict {
 		c := model.Candidate{Kind: model.KindToolCall, ID: id, Seq: seq, InLineage: true, Status: "pending", Tool: "t"}
-		return Verdict{Candidate: c, Protected: true, Tier: TierProtected,
+		return Verdict{Candidate: &c, Protected: true, Tier: TierProtected,
 			Decision: model.Decision{Ref: id, Type: c.Kind, Outcome: OutcomeIncluded, As: model.AsRecovery, Rule: "recovery.unresolved_pending"}}
 	}
 	cases := []struct {

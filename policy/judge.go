@@ -31,7 +31,7 @@ const (
 
 // Verdict is the policies' judgment of one candidate, before the budget.
 type Verdict struct {
-	Candidate model.Candidate
+	Candidate *model.Candidate
 	Decision  model.Decision
 	// Tier is the budget tier of an included record; Protected ones are never trimmed.
 	Tier      int
@@ -56,7 +56,7 @@ type Verdict struct {
 }
 
 // Included reports whether the verdict includes the record.
-func (v Verdict) Included() bool { return v.Decision.Outcome == OutcomeIncluded }
+func (v *Verdict) Included() bool { return v.Decision.Outcome == OutcomeIncluded }
 
 // Outcomes of a decision.
 const (
@@ -64,11 +64,11 @@ const (
 	OutcomeOmitted  = "omitted"
 )
 
-func include(c model.Candidate, as, kind, rule, reason string) model.Decision {
+func include(c *model.Candidate, as, kind, rule, reason string) model.Decision {
 	return model.Decision{Ref: c.ID, Type: c.Kind, Kind: kind, Outcome: OutcomeIncluded, As: as, Reason: reason, Rule: rule}
 }
 
-func omit(c model.Candidate, kind, reason, rule string) model.Decision {
+func omit(c *model.Candidate, kind, reason, rule string) model.Decision {
 	return model.Decision{Ref: c.ID, Type: c.Kind, Kind: kind, Outcome: OutcomeOmitted, Reason: reason, Rule: rule}
 }
 
@@ -81,12 +81,12 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	byID := make(map[string]int, len(cands))
 	for i := range cands {
 		byID[cands[i].ID] = i
-		verdicts[i] = Verdict{Candidate: cands[i], Tier: tierNone}
+		verdicts[i] = Verdict{Candidate: &cands[i], Tier: tierNone}
 	}
 	// Ownership first: supersession needs to know which memories are eligible.
 	visible := make([]bool, len(cands))
 	for i := range cands {
-		if d, ok := Ownership(req, cands[i]); ok {
+		if d, ok := Ownership(req, &cands[i]); ok {
 			verdicts[i].Decision = d
 		} else {
 			visible[i] = true
@@ -132,28 +132,28 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	for _, i := range order {
 		c := &cands[i]
 		vd := &verdicts[i]
-		if !visible[i] && !recoveryForParent(req, *c) {
+		if !visible[i] && !recoveryForParent(req, c) {
 			continue
 		}
 		switch c.Kind {
 		case model.KindToolCall:
-			*vd = judgeCall(v, req, *c, vd.Decision)
+			*vd = judgeCall(v, req, c, vd.Decision)
 			if vd.Included() {
 				recoveryCalls[c.ID] = true
 			}
 		case model.KindArtifact:
-			*vd = judgeArtifact(v, req, *c, recoveryCalls, summarised, &rawBytes)
+			*vd = judgeArtifact(v, req, c, recoveryCalls, summarised, &rawBytes)
 			if vd.Included() && vd.Decision.As == model.AsRaw {
 				rawArtifacts[c.ID] = true
 			}
 		case model.KindMessage:
-			*vd = judgeMessage(req, *c, window, current)
+			*vd = judgeMessage(req, c, window, current)
 		case model.KindCheckpoint:
-			*vd = judgeRunState(*c, latestCheckpoint, model.AsCheckpoint, "checkpoint")
+			*vd = judgeRunState(c, latestCheckpoint, model.AsCheckpoint, "checkpoint")
 		case model.KindSkills:
-			*vd = judgeRunState(*c, latestSkills, model.AsSkills, "skills")
+			*vd = judgeRunState(c, latestSkills, model.AsSkills, "skills")
 		case model.KindMemory:
-			*vd = judgeMemory(v, req, *c, eligible, rawArtifacts)
+			*vd = judgeMemory(v, req, c, eligible, rawArtifacts)
 			vd.Relevance = overlap(relevanceTerms, c.Summary)
 		}
 	}
@@ -164,7 +164,7 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 // Ownership decides whether the participant may see a record at all: another branch's
 // record, an audit-only record, a child run's unpromoted state and another participant's
 // private state are excluded, each with its reason. ok is true when the record is excluded.
-func Ownership(req Request, c model.Candidate) (model.Decision, bool) {
+func Ownership(req Request, c *model.Candidate) (model.Decision, bool) {
 	switch {
 	case !c.InLineage && c.Visibility != "conversation":
 		return omit(c, "visibility", model.ReasonBranchIneligible, "visibility.branch_lineage"), true
@@ -195,14 +195,14 @@ func Ownership(req Request, c model.Candidate) (model.Decision, bool) {
 // recoveryForParent reports whether a child run's unresolved call reaches its parent as
 // recovery context: on parent_resume, a failed or timed-out child's state does, promoted or
 // not (DESIGN §3).
-func recoveryForParent(req Request, c model.Candidate) bool {
+func recoveryForParent(req Request, c *model.Candidate) bool {
 	return c.Kind == model.KindToolCall && req.RuntimeKind == "parent_resume" && req.RunID != "" &&
 		c.OwnerRunParentID == req.RunID && (c.OwnerRunStatus == "failed" || c.OwnerRunStatus == "timed_out") &&
 		unresolved(c) && c.Visibility != "audit"
 }
 
 // unresolved reports whether a call is pending, deferred, or failed with no later retry.
-func unresolved(c model.Candidate) bool {
+func unresolved(c *model.Candidate) bool {
 	switch c.Status {
 	case "pending", "deferred":
 		return true
@@ -214,7 +214,7 @@ func unresolved(c model.Candidate) bool {
 
 // judgeCall keeps unresolved tool state as protected recovery context; resolved calls are
 // represented by their artifacts and memories.
-func judgeCall(v Version, req Request, c model.Candidate, _ model.Decision) Verdict {
+func judgeCall(v Version, req Request, c *model.Candidate, _ model.Decision) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	if unresolved(c) {
 		rule := "recovery.unresolved_" + c.Status
@@ -253,7 +253,7 @@ func judgeCall(v Version, req Request, c model.Candidate, _ model.Decision) Verd
 // the artifact, or it is a result of the assembly run's own calls that no memory stands in
 // for — privacy allows it for the provider, and it fits the rehydration byte budget;
 // otherwise its memory, a reference or nothing.
-func judgeArtifact(v Version, req Request, c model.Candidate, recoveryCalls, summarised map[string]bool, rawBytes *int64) Verdict {
+func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, summarised map[string]bool, rawBytes *int64) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	exact := model.Contains(req.ExactArtifactIDs, c.ID)
 	currentRun := req.RunID != "" && c.OwnerRunID == req.RunID
@@ -293,7 +293,7 @@ func judgeArtifact(v Version, req Request, c model.Candidate, recoveryCalls, sum
 
 // judgeMessage keeps the conversation window as messages; in a discussion every system
 // message is a moderator directive and is always kept.
-func judgeMessage(req Request, c model.Candidate, window map[string]bool, current string) Verdict {
+func judgeMessage(req Request, c *model.Candidate, window map[string]bool, current string) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	switch {
 	case c.ID == current:
@@ -313,7 +313,7 @@ func judgeMessage(req Request, c model.Candidate, window map[string]bool, curren
 
 // judgeRunState includes the latest checkpoint or skill state of the assembly run; earlier
 // ones of that run are superseded, other runs' are outside the window.
-func judgeRunState(c model.Candidate, latest map[string]string, as, what string) Verdict {
+func judgeRunState(c *model.Candidate, latest map[string]string, as, what string) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	id, ours := latest[c.RunID]
 	switch {
@@ -329,7 +329,7 @@ func judgeRunState(c model.Candidate, latest map[string]string, as, what string)
 }
 
 // judgeMemory applies privacy, provenance, supersession and freshness to a visible memory.
-func judgeMemory(v Version, req Request, c model.Candidate, eligible func(string) bool, rawArtifacts map[string]bool) Verdict {
+func judgeMemory(v Version, req Request, c *model.Candidate, eligible func(string) bool, rawArtifacts map[string]bool) Verdict {
 	vd := Verdict{Candidate: c, Tier: TierMemory}
 	as := model.AsMemory
 	rule := "memory.current"
@@ -396,7 +396,7 @@ func judgeMemory(v Version, req Request, c model.Candidate, eligible func(string
 // Stale reports whether a memory is past its staleAfter (or its class's default TTL from
 // observedAt) at now, and since when. Durable and permanent memories never go stale; a
 // session memory goes stale when the run that observed it ends.
-func Stale(v Version, now time.Time, c model.Candidate) (time.Time, bool) {
+func Stale(v Version, now time.Time, c *model.Candidate) (time.Time, bool) {
 	switch c.FreshnessClass {
 	case "durable", "permanent":
 		return time.Time{}, false

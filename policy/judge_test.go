@@ -700,7 +700,7 @@ func TestStale(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			since, stale := Stale(v, now, tc.c)
+			since, stale := Stale(v, now, &tc.c)
 			if stale != tc.wantStale || !since.Equal(tc.wantSince) {
 				t.Errorf("got (%v, %v), want (%v, %v)", since, stale, tc.wantSince, tc.wantStale)
 			}
@@ -1231,7 +1231,7 @@ func TestOwnershipDirect(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, excluded := Ownership(req, tc.c)
+			d, excluded := Ownership(req, &tc.c)
 			if excluded != (tc.wantReason != "") || d.Reason != tc.wantReason {
 				t.Errorf("got (%q, excluded %v), want (%q, excluded %v)", d.Reason, excluded, tc.wantReason, tc.wantReason != "")
 			}
