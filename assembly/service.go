@@ -161,21 +161,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	for assembled > req.TokenBudget {
 		i := lowestPriority(verdicts)
 		if i < 0 {
-			// Only protected records are left: compact one more open call, or else
-			// aggregate one more compact one, if any.
-			j := oldestRecovery(verdicts, false)
-			switch {
-			case j >= 0:
-				verdicts[j].Compact = true
-				verdicts[j].Decision.Rule += "+budget.recovery_compacted"
-			case oldestRecovery(verdicts, true) >= 0:
-				j = oldestRecovery(verdicts, true)
-				verdicts[j].Aggregated = true
-				verdicts[j].Decision.Rule += "+budget.recovery_aggregated"
-			default:
-				j = -1
-			}
-			if j < 0 {
+			// Only protected records are left: compact the oldest open calls still in
+			// full, or else aggregate the oldest compact ones, as many as the overflow
+			// needs by their counted costs, then count again.
+			if !shrinkRecovery(verdicts, costs, compactCosts, assembled-req.TokenBudget) {
 				break
 			}
 			rerender(verdicts, texts, req.Provider, raw, names)
@@ -308,22 +297,48 @@ func rerender(verdicts []policy.Verdict, texts []string, provider string, raw ma
 	}
 }
 
-// oldestRecovery is the oldest recovery item still shown in full (compact false) or in its
-// compact form (compact true), and not aggregated; -1 when there is none.
-func oldestRecovery(verdicts []policy.Verdict, compact bool) int {
-	best := -1
+// shrinkRecovery compacts the oldest recovery items still in full, or when none is left
+// aggregates the oldest compact ones, until their counted savings cover over tokens (at
+// least one item). It reports whether it changed anything.
+func shrinkRecovery(verdicts []policy.Verdict, costs, compactCosts []int, over int) bool {
+	var items []int
 	for i := range verdicts {
-		vd := &verdicts[i]
-		if !vd.Included() || vd.Decision.As != model.AsRecovery || vd.Compact != compact || vd.Aggregated {
-			continue
-		}
-		c := vd.Candidate
-		if best < 0 || c.Depth > verdicts[best].Candidate.Depth ||
-			(c.Depth == verdicts[best].Candidate.Depth && c.Seq < verdicts[best].Candidate.Seq) {
-			best = i
+		if vd := &verdicts[i]; vd.Included() && vd.Decision.As == model.AsRecovery && !vd.Aggregated {
+			items = append(items, i)
 		}
 	}
-	return best
+	// Oldest first, as history orders them.
+	sort.SliceStable(items, func(x, y int) bool {
+		a, b := verdicts[items[x]].Candidate, verdicts[items[y]].Candidate
+		if a.Depth != b.Depth {
+			return a.Depth > b.Depth
+		}
+		return a.Seq < b.Seq
+	})
+	saved, changed := 0, false
+	for _, compactPass := range []bool{false, true} {
+		for _, j := range items {
+			if saved >= over && changed {
+				return true
+			}
+			vd := &verdicts[j]
+			switch {
+			case !compactPass && !vd.Compact:
+				vd.Compact = true
+				vd.Decision.Rule += "+budget.recovery_compacted"
+				saved += costs[j] - compactCosts[j]
+				costs[j] = compactCosts[j]
+				changed = true
+			case compactPass && vd.Compact && !vd.Aggregated:
+				vd.Aggregated = true
+				vd.Decision.Rule += "+budget.recovery_aggregated"
+				saved += costs[j]
+				costs[j] = 0
+				changed = true
+			}
+		}
+	}
+	return changed
 }
 
 // lowestPriority is the unprotected included record the budget gives up first.

@@ -67,8 +67,10 @@ func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.C
 	})
 }
 
-// deleteBatch is how many nodes one transaction of a conversation's deletion deletes.
-const deleteBatch = 5000
+// DefaultDeleteBatch is how many nodes one transaction of a conversation's deletion deletes:
+// 1,000 assemblies with ~200 INCLUDED edges each stay well inside the 512 MiB of
+// transaction memory the local Neo4j allows.
+const DefaultDeleteBatch = 1000
 
 // DeleteConversation deletes a conversation and everything under it: first, in one
 // transaction, it marks the conversation deleted and removes its branches and participants
@@ -102,7 +104,7 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 	s.records.drop(accountID, id)
 	for {
 		deleted, err := writeTx(ctx, s, func(t *tx) (int64, error) {
-			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": deleteBatch})
+			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": s.DeleteBatch})
 			if err != nil || rec == nil {
 				return 0, err
 			}

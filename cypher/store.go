@@ -45,6 +45,8 @@ type Store struct {
 	// AfterStatement, when set, runs after every statement of a write transaction and can
 	// fail it. Tests use it to inject a failure half-way through a multi-node write.
 	AfterStatement func(query string) error
+	// DeleteBatch is how many nodes each transaction of a conversation's deletion deletes.
+	DeleteBatch int
 
 	// records is the assembler's cache of conversation copies (see records.go); nil when
 	// disabled with SetRecordCache(0).
@@ -83,6 +85,7 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		InlineLimit: DefaultInlineLimit,
 		Now:         func() time.Time { return time.Now().UTC() },
 		records:     newRecordCache(DefaultRecordCacheSize),
+		DeleteBatch: DefaultDeleteBatch,
 	}, nil
 }
 

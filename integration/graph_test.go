@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -331,4 +333,49 @@ func TestOpenAPIIsServed(t *testing.T) {
 	if r.status != 200 || !bytes.HasPrefix(r.body, []byte("openapi: 3.1")) {
 		t.Fatalf("got %d %.40q, want 200 and the OpenAPI 3.1 document", r.status, r.body)
 	}
+}
+
+// TestConversationIsDeletedInBatches deletes a conversation whose nodes and relationships far
+// exceed the batch size: many transactions, the assemblies (which hold most relationships)
+// first, the conversation node last, and nothing of it readable afterwards.
+func TestConversationIsDeletedInBatches(t *testing.T) {
+	store := openStore(t.TempDir())
+	store.DeleteBatch = 7
+	h := newHarnessWith(t, store, "")
+	w := h.world()
+	art := str(h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded",
+		"result": map[string]any{"rows": 200}, "memories": []map[string]any{{"summary": "Q3 sheet has 200 rows"}}}), "artifactId")
+	var assemblies []string
+	for i := 0; i < 12; i++ {
+		h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": fmt.Sprintf("question %d", i)})
+		assemblies = append(assemblies, str(h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "runId": w.run}), "id"))
+	}
+	// The first attempt fails after one batch (as when Neo4j goes away mid-deletion): the
+	// conversation already reads as deleted, and deleting again finishes the job.
+	batches := 0
+	store.AfterStatement = func(name string) error {
+		if name == "DeleteConversationBatch" {
+			if batches++; batches == 2 {
+				return errors.New("injected failure in the second batch")
+			}
+		}
+		return nil
+	}
+	if r := h.call("DELETE", "/v1/conversations/"+w.conv, nil); r.status < 500 {
+		t.Fatalf("DELETE with a failing batch: got %d %s, want a server error", r.status, r.body)
+	}
+	h.expectError(h.call("GET", "/v1/conversations/"+w.conv, nil), 404, "not_found", "")
+	store.AfterStatement = nil
+	h.must(204, "DELETE", "/v1/conversations/"+w.conv, nil)
+	if batches < 2 {
+		t.Fatalf("only %d batches ran; the test needs more nodes than the batch size", batches)
+	}
+	h.expectError(h.call("GET", "/v1/conversations/"+w.conv, nil), 404, "not_found", "")
+	h.expectError(h.call("GET", "/v1/artifacts/"+art, nil), 404, "not_found", "")
+	h.expectError(h.call("GET", "/v1/tool-calls/"+w.call, nil), 404, "not_found", "")
+	for _, id := range assemblies {
+		h.expectError(h.call("GET", "/v1/assemblies/"+id, nil), 404, "not_found", "")
+	}
+	h.expectError(h.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "late"}), 404, "not_found", "")
+	h.expectError(h.call("DELETE", "/v1/conversations/"+w.conv, nil), 404, "not_found", "")
 }

@@ -2,20 +2,22 @@
 // Deletes up to $limit more nodes recorded under a conversation that is marked deleted,
 // with their relationships, and finally the conversation itself; returns how many nodes it
 // deleted (0: nothing was left). Batches keep each transaction within Neo4j's transaction
-// memory limit however long the conversation was.
+// memory limit however long the conversation was. Assemblies and their decisions go first:
+// they hold most of the relationships (INCLUDED, ABOUT), and a memory or message that
+// thousands of assemblies included is cheap to delete once they are gone.
 MATCH (c:Conversation {id: $id, accountId: $accountId})
 WHERE c.deletedAt IS NOT NULL
 CALL (c) {
   CALL (c) {
-    MATCH (n:Message {conversationId: c.id}) RETURN n
+    MATCH (n:PolicyDecision {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ContextAssembly {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:Message {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ModelRun {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ToolCall {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ToolArtifact {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ToolMemory {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:SkillState {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Checkpoint {conversationId: c.id}) RETURN n
-    UNION ALL MATCH (n:ContextAssembly {conversationId: c.id}) RETURN n
-    UNION ALL MATCH (n:PolicyDecision {conversationId: c.id}) RETURN n
   }
   WITH n LIMIT $limit
   DETACH DELETE n

@@ -2,15 +2,18 @@
 // The first step of deleting a conversation, in one transaction: mark it deleted (reads
 // answer 404 from now on) and delete its branches and participants, so that no write can
 // land in it while the rest is deleted in batches. Returns nothing for an unknown
-// conversation; a conversation already marked is marked again, so an interrupted deletion
-// is finished by deleting it again.
+// conversation; a conversation already marked is marked again (its branches may be gone
+// already), so an interrupted deletion is finished by deleting it again.
 MATCH (c:Conversation {id: $id, accountId: $accountId})
 SET c.deletedAt = coalesce(c.deletedAt, $recordedAt)
 WITH c
 CALL (c) {
-  MATCH (n:Branch {conversationId: c.id}) RETURN n
-  UNION ALL MATCH (n:Participant {conversationId: c.id}) RETURN n
+  CALL (c) {
+    MATCH (n:Branch {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:Participant {conversationId: c.id}) RETURN n
+  }
+  WITH collect(n) AS nodes
+  FOREACH (n IN nodes | DETACH DELETE n)
+  RETURN size(nodes) AS removed
 }
-WITH c, collect(n) AS nodes
-FOREACH (n IN nodes | DETACH DELETE n)
 RETURN c.id AS id
