@@ -219,6 +219,15 @@ func translate(err error) error {
 	}
 	var conn *neo4j.ConnectivityError
 	var limit *neo4j.TransactionExecutionLimit
+	if errors.As(err, &limit) && len(limit.Errors) > 0 {
+		// Retries ran out on a transient failure that is not a lost connection (a
+		// deadlock, Neo4j's transaction memory limit): Neo4j answered, so "unreachable"
+		// would mislead; the status code goes to the log with the cause.
+		var last *neo4j.Neo4jError
+		if errors.As(limit.Errors[len(limit.Errors)-1], &last) && strings.HasPrefix(last.Code, "Neo.TransientError.") {
+			return model.Unavailable("Neo4j could not complete the transaction in time; try again", err)
+		}
+	}
 	// The driver's pool reports some connection failures (acquisition timeouts, a dial
 	// during session setup) as plain errors whose text is the only mark of their kind;
 	// these two substrings are matched here, at the driver boundary, and nowhere else.

@@ -1,0 +1,29 @@
+package cypher
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+func TestTranslateSaysWhyRetriesRanOut(t *testing.T) {
+	memory := &neo4j.Neo4jError{Code: "Neo.TransientError.General.MemoryPoolOutOfMemoryError", Msg: "dbms.memory.transaction.total.max threshold reached"}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"transient error after retries", &neo4j.TransactionExecutionLimit{Cause: "timeout", Errors: []error{memory}}, "Neo4j could not complete the transaction in time; try again"},
+		{"lost connection after retries", &neo4j.TransactionExecutionLimit{Cause: "timeout", Errors: []error{&neo4j.ConnectivityError{}}}, "Neo4j is unreachable"},
+		{"transient error directly", memory, "Neo4j is temporarily unavailable"},
+	}
+	for _, tc := range cases {
+		var me *model.Error
+		if err := translate(tc.err); !errors.As(err, &me) || me.Kind != model.KindUnavailable || me.Message != tc.want {
+			t.Errorf("%s: got %v, want unavailable %q", tc.name, err, tc.want)
+		}
+	}
+}
