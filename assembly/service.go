@@ -164,7 +164,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 			// Only protected records are left: compact the oldest open calls still in
 			// full, or else aggregate the oldest compact ones, as many as the overflow
 			// needs by their counted costs, then count again.
-			if !shrinkRecovery(verdicts, costs, compactCosts, assembled-req.TokenBudget) {
+			if _, changed := policy.ShrinkRecovery(verdicts, costs, compactCosts, assembled-req.TokenBudget); !changed {
 				break
 			}
 			rerender(verdicts, texts, req.Provider, raw, names)
@@ -244,10 +244,12 @@ func render(verdicts []policy.Verdict, texts []string, head string) ([]model.Cha
 	if len(blocks) > 0 {
 		lines := make([]string, 0, len(blocks))
 		var aggregated []policy.Verdict
+		summary := -1
 		for _, i := range blocks {
 			if verdicts[i].Aggregated {
 				// Counted in one summary line, where the first of them stands.
-				if aggregated == nil {
+				if summary < 0 {
+					summary = len(lines)
 					lines = append(lines, "")
 				}
 				aggregated = append(aggregated, verdicts[i])
@@ -256,10 +258,8 @@ func render(verdicts []policy.Verdict, texts []string, head string) ([]model.Cha
 			}
 			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
 		}
-		for k, line := range lines {
-			if line == "" && aggregated != nil {
-				lines[k] = aggregateLine(aggregated)
-			}
+		if summary >= 0 {
+			lines[summary] = aggregateLine(aggregated)
 		}
 		msgs = append(msgs, model.ChatMessage{Role: "system", Content: head + "\n" + strings.Join(lines, "\n")})
 	}
@@ -295,50 +295,6 @@ func rerender(verdicts []policy.Verdict, texts []string, provider string, raw ma
 			texts[i] = contextLine(*vd, provider, raw, names)
 		}
 	}
-}
-
-// shrinkRecovery compacts the oldest recovery items still in full, or when none is left
-// aggregates the oldest compact ones, until their counted savings cover over tokens (at
-// least one item). It reports whether it changed anything.
-func shrinkRecovery(verdicts []policy.Verdict, costs, compactCosts []int, over int) bool {
-	var items []int
-	for i := range verdicts {
-		if vd := &verdicts[i]; vd.Included() && vd.Decision.As == model.AsRecovery && !vd.Aggregated {
-			items = append(items, i)
-		}
-	}
-	// Oldest first, as history orders them.
-	sort.SliceStable(items, func(x, y int) bool {
-		a, b := verdicts[items[x]].Candidate, verdicts[items[y]].Candidate
-		if a.Depth != b.Depth {
-			return a.Depth > b.Depth
-		}
-		return a.Seq < b.Seq
-	})
-	saved, changed := 0, false
-	for _, compactPass := range []bool{false, true} {
-		for _, j := range items {
-			if saved >= over && changed {
-				return true
-			}
-			vd := &verdicts[j]
-			switch {
-			case !compactPass && !vd.Compact:
-				vd.Compact = true
-				vd.Decision.Rule += "+budget.recovery_compacted"
-				saved += costs[j] - compactCosts[j]
-				costs[j] = compactCosts[j]
-				changed = true
-			case compactPass && vd.Compact && !vd.Aggregated:
-				vd.Aggregated = true
-				vd.Decision.Rule += "+budget.recovery_aggregated"
-				saved += costs[j]
-				costs[j] = 0
-				changed = true
-			}
-		}
-	}
-	return changed
 }
 
 // lowestPriority is the unprotected included record the budget gives up first.

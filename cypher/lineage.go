@@ -22,12 +22,8 @@ type lineage struct {
 
 // contains reports whether a record at seq on branchID is part of the lineage.
 func (l lineage) contains(branchID string, seq int64) bool {
-	for _, b := range l.Branches {
-		if b.BranchID == branchID {
-			return seq <= b.Cutoff
-		}
-	}
-	return false
+	cutoff, ok := l.cutoff(branchID)
+	return ok && seq <= cutoff
 }
 
 // cutoff is the seq up to which the lineage inherits a branch; false when the branch is not
@@ -68,6 +64,15 @@ func (l lineage) ids() []string {
 	out := make([]string, len(l.Branches))
 	for i, b := range l.Branches {
 		out[i] = b.BranchID
+	}
+	return out
+}
+
+// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
+func (l lineage) params() []map[string]any {
+	out := make([]map[string]any, len(l.Branches))
+	for i, b := range l.Branches {
+		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
 	}
 	return out
 }
@@ -163,13 +168,4 @@ func labelNoun(label string) string {
 		return "branch"
 	}
 	return "record"
-}
-
-// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
-func (l lineage) params() []map[string]any {
-	out := make([]map[string]any, len(l.Branches))
-	for i, b := range l.Branches {
-		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
-	}
-	return out
 }

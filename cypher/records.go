@@ -18,9 +18,9 @@ import (
 // the length of the history. (A per-branch counter, not one per conversation: the branch is
 // already locked by every write to it, so parallel writes on sibling branches never wait for
 // each other or deadlock.) A deletion cannot be expressed as a stamped record; it increments
-// Conversation.resetRev, and a copy read before that is read again in full. The copy is checked against the graph on every assembly, so several
-// ctxgraph processes over one database stay correct; the cache only saves reading what has
-// not changed.
+// Conversation.resetRev, and a copy read before that is read again in full. The copy is
+// checked against the graph on every assembly, so several ctxgraph processes over one
+// database stay correct; the cache only saves reading what has not changed.
 
 // Record kinds of a conversation copy.
 const (
@@ -94,17 +94,15 @@ func newConversationRecords(id string) *conversationRecords {
 // a newer revision is kept as it is, so merges may arrive in any order.
 func (c *conversationRecords) merge(kind string, records []any) {
 	for _, v := range records {
-		p := asProps(v)
-		if old, ok := c.byID[p.str("id")]; ok {
-			if old.rev < p.i64("rev") {
+		r := newCachedRecord(kind, asProps(v))
+		r.ownerRun = c.run(r.base.OwnerRunID)
+		if old, ok := c.byID[r.id]; ok {
+			if old.rev < r.rev {
 				// A changed record keeps its place: branch and seq never change.
-				*old = *newCachedRecord(kind, p)
-				old.ownerRun = c.run(old.base.OwnerRunID)
+				*old = *r
 			}
 			continue
 		}
-		r := newCachedRecord(kind, p)
-		r.ownerRun = c.run(r.base.OwnerRunID)
 		c.byID[r.id] = r
 		list := c.byBranch[r.branchID]
 		i := len(list)
@@ -121,14 +119,18 @@ func (c *conversationRecords) merge(kind string, records []any) {
 	}
 }
 
-// advance records the branch revisions a read was made at (its records are merged).
-func (c *conversationRecords) advance(branches []any) {
-	for _, v := range branches {
+// advance records the branch revisions a read was made at (its records are merged) and
+// returns the branches' ids.
+func (c *conversationRecords) advance(branches []any) []string {
+	ids := make([]string, len(branches))
+	for i, v := range branches {
 		b := asProps(v)
-		if rev := b.i64("rev"); rev > c.marks[b.str("id")] {
-			c.marks[b.str("id")] = rev
+		ids[i] = b.str("id")
+		if rev := b.i64("rev"); rev > c.marks[ids[i]] {
+			c.marks[ids[i]] = rev
 		}
 	}
+	return ids
 }
 
 // since returns the branch revisions the copy holds, as ConversationRecords takes them.

@@ -34,10 +34,12 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 			return conversationRead{}, e
 		}
 		out := conversationRead{conversationID: strValue(rec, "conversationId"), rec: rec}
-		if s.records != nil && len(since) == 0 {
-			s.records.full.Add(1)
-		} else if s.records != nil {
-			s.records.delta.Add(1)
+		if s.records != nil {
+			if len(since) == 0 {
+				s.records.full.Add(1)
+			} else {
+				s.records.delta.Add(1)
+			}
 		}
 		out.resetRev, _ = value(rec, "resetRev").(int64)
 		return out, nil
@@ -92,13 +94,9 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		recMemory: "memories", recCheckpoint: "checkpoints", recSkills: "skills"} {
 		copy.merge(kind, list(read.rec, key))
 	}
-	copy.advance(list(read.rec, "branches"))
+	branchIDs := copy.advance(list(read.rec, "branches"))
 	copy.mu.Unlock()
 	if !req.Fresh {
-		var branchIDs []string
-		for _, v := range list(read.rec, "branches") {
-			branchIDs = append(branchIDs, asProps(v).str("id"))
-		}
 		s.records.store(accountID, branchIDs, copy)
 	}
 	copy.mu.RLock()
@@ -135,9 +133,9 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 			return model.Snapshot{}, e
 		}
 		run := runOf(r)
-		if r.timePtr("endRecordedAt") == nil || r.time("endRecordedAt").After(req.AsOf) {
-			run.Status, run.EndedAt = model.RunStatusRunning, nil
-		}
+		// The run is one of the conversation's, merged into the copy with its end.
+		st := c.runs[req.RunID].asOf(req.AsOf)
+		run.Status, run.EndedAt = st.status, st.endedAt
 		snap.Run = &run
 	}
 	branches := list(rec, "branches")
@@ -178,7 +176,6 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		}
 		return others[i].branchID < others[j].branchID
 	})
-	asOf := req.AsOf
 	// promote fills promotion as of the snapshot; runOwnership the owner run's parent and
 	// status as of the snapshot.
 	promote := func(cand *model.Candidate, r *cachedRecord) {
@@ -186,7 +183,7 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		cand.PromotedTo = r.promotedTo
 	}
 	runOwnership := func(cand *model.Candidate, r *cachedRecord) runState {
-		st := r.ownerRun.asOf(asOf)
+		st := r.ownerRun.asOf(req.AsOf)
 		cand.OwnerRunParentID, cand.OwnerRunStatus = st.parentRunID, st.status
 		return st
 	}

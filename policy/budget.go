@@ -128,50 +128,79 @@ func tierName(t int) string {
 const AggregateReserve = 80
 
 // CompactRecovery keeps protected recovery state within the budget when it alone would
-// overflow it: recovery is never omitted, but the oldest items are switched, one by one, to
-// their compact form (tool, status, call id and error code, without arguments or message)
-// until the protected records fit. costs[i] becomes compactCosts[i] for each compacted
-// item. When every item is compact and they still do not fit, the oldest are aggregated,
-// one by one: they cost nothing each and are counted together in one summary line (tool,
-// status, error code and how many), for which AggregateReserve tokens are set aside. It
-// returns the protected records' total cost.
+// overflow it: recovery is never omitted, but ShrinkRecovery compacts and then aggregates
+// the oldest items until the protected records fit. It returns the protected records' total
+// cost.
 func CompactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budget int) int {
 	protected := fixed
-	var recovery []int
 	for i := range verdicts {
-		vd := &verdicts[i]
-		if !vd.Included() || !vd.Protected {
-			continue
-		}
-		protected += costs[i]
-		if vd.Decision.As == model.AsRecovery && compactCosts[i] < costs[i] {
-			recovery = append(recovery, i)
+		if vd := &verdicts[i]; vd.Included() && vd.Protected {
+			protected += costs[i]
 		}
 	}
-	// Oldest first: the newest unresolved state keeps its exact arguments longest.
-	sort.SliceStable(recovery, func(x, y int) bool {
-		return lineageLess(verdicts[recovery[x]].Candidate, verdicts[recovery[y]].Candidate)
-	})
-	for _, i := range recovery {
-		if protected <= budget {
-			break
-		}
-		protected -= costs[i] - compactCosts[i]
-		costs[i] = compactCosts[i]
-		verdicts[i].Compact = true
-		verdicts[i].Decision.Rule += "+budget.recovery_compacted"
-	}
-	for k, i := range recovery {
-		if protected <= budget {
-			break
-		}
-		if k == 0 {
-			protected += AggregateReserve
-		}
-		protected -= costs[i]
-		costs[i] = 0
-		verdicts[i].Aggregated = true
-		verdicts[i].Decision.Rule += "+budget.recovery_aggregated"
+	if protected > budget {
+		saved, _ := ShrinkRecovery(verdicts, costs, compactCosts, protected-budget)
+		protected -= saved
 	}
 	return protected
+}
+
+// ShrinkRecovery frees at least over tokens of included recovery items, or as many as it
+// can, oldest first (the newest unresolved state keeps its exact arguments longest): first
+// it switches items, one by one, to their compact form (tool, status, call id and error
+// code, without arguments or message; costs[i] becomes compactCosts[i]); when that is not
+// enough it aggregates items, one by one: they cost nothing each and are counted together in
+// one summary line (tool, status, error code and how many), for which AggregateReserve
+// tokens are set aside the first time — items whose compact form is no shorter only after
+// all the others. It returns the tokens saved by its own estimate and whether it changed
+// any item; it changes at least one when it can, even for over <= 0.
+func ShrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (saved int, changed bool) {
+	// items can shrink line by line; stiff ones (whose compact form is no shorter) keep
+	// their own line unless aggregating every other item still leaves too much.
+	var items, stiff []int
+	aggregated := false
+	for i := range verdicts {
+		vd := &verdicts[i]
+		switch {
+		case !vd.Included() || vd.Decision.As != model.AsRecovery:
+		case vd.Aggregated:
+			aggregated = true
+		case vd.Compact || compactCosts[i] < costs[i]:
+			items = append(items, i)
+		default:
+			stiff = append(stiff, i)
+		}
+	}
+	oldestFirst := func(idx []int) {
+		sort.SliceStable(idx, func(x, y int) bool {
+			return lineageLess(verdicts[idx[x]].Candidate, verdicts[idx[y]].Candidate)
+		})
+	}
+	oldestFirst(items)
+	oldestFirst(stiff)
+	for _, i := range items {
+		if changed && saved >= over {
+			return saved, changed
+		}
+		if vd := &verdicts[i]; !vd.Compact {
+			saved += costs[i] - compactCosts[i]
+			costs[i] = compactCosts[i]
+			vd.Compact, changed = true, true
+			vd.Decision.Rule += "+budget.recovery_compacted"
+		}
+	}
+	for _, i := range append(items, stiff...) {
+		if changed && saved >= over {
+			return saved, changed
+		}
+		if !aggregated {
+			saved -= AggregateReserve
+			aggregated = true
+		}
+		saved += costs[i]
+		costs[i] = 0
+		verdicts[i].Aggregated, changed = true, true
+		verdicts[i].Decision.Rule += "+budget.recovery_aggregated"
+	}
+	return saved, changed
 }

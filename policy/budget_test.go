@@ -369,4 +369,28 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			t.Errorf("%s: rule %q does not say it was aggregated", vd.Candidate.ID, vd.Decision.Rule)
 		}
 	}
+	// An open call whose compact form is no shorter keeps its own line while aggregating the
+	// others suffices, and is aggregated last when it does not.
+	for _, tc := range []struct {
+		budget, wantAggregated int
+		wantStiffAggregated    bool
+	}{{250, 6, false}, {30, 10, true}} {
+		vs := []Verdict{mk("stiff", 0)}
+		costs, compact := []int{20}, []int{20}
+		for i := 1; i <= 10; i++ {
+			vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
+			costs, compact = append(costs, 100), append(compact, 30)
+		}
+		CompactRecovery(vs, costs, compact, 10, tc.budget)
+		aggregated := 0
+		for _, vd := range vs[1:] {
+			if vd.Aggregated {
+				aggregated++
+			}
+		}
+		if aggregated != tc.wantAggregated || vs[0].Aggregated != tc.wantStiffAggregated || vs[0].Compact {
+			t.Errorf("budget %d: %d others aggregated, the stiff call aggregated %v compact %v; want %d, %v, not compact",
+				tc.budget, aggregated, vs[0].Aggregated, vs[0].Compact, tc.wantAggregated, tc.wantStiffAggregated)
+		}
+	}
 }
