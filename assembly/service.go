@@ -22,6 +22,8 @@ type Service struct {
 	Graph model.AssemblyGraph
 	// Now is the clock used for a request's default `now` and `asOf`.
 	Now func() time.Time
+
+	judgements judgements
 }
 
 // NewService returns a service over a graph with the system clock.
@@ -50,10 +52,6 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 	}
 	a.ID = "asm_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
 	a.CreatedAt = now
-	if !req.Trace {
-		// Only a traced assembly keeps every omitted ref; explain recomputes the others.
-		a.OmittedRefs = nil
-	}
 	start := time.Now()
 	if err := s.Graph.RecordAssembly(ctx, accountID, a); err != nil {
 		return model.Assembly{}, err
@@ -92,59 +90,34 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		return model.Assembly{}, nil, model.Internal("tokenizer", err)
 	}
 
-	start = time.Now()
-	judged := policy.Request{
+	judgedReq := policy.Request{
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
 	}
-	verdicts := policy.Judge(v, judged, snap.Candidates)
-	policyTime := time.Since(start)
-
-	// Rehydration reads raw bodies only now, after the policy selected them.
-	var rawIDs []string
-	for i := range verdicts {
-		vd := &verdicts[i]
-		if vd.Included() && vd.Decision.As == model.AsRaw {
-			rawIDs = append(rawIDs, vd.Candidate.ID)
+	key := ""
+	var j *judgement
+	if snap.View != "" {
+		key = judgementKey(snap.View, v.ID, judgedReq, tk.Name())
+		j = s.judgements.get(key, req.Now)
+	}
+	var policyTime, serializeTime time.Duration
+	if j == nil {
+		var readTime time.Duration
+		if j, policyTime, readTime, serializeTime, err = s.judge(ctx, accountID, v, judgedReq, snap, tk); err != nil {
+			return model.Assembly{}, nil, err
+		}
+		graphTime += readTime
+		if key != "" {
+			j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
+			s.judgements.put(key, j)
 		}
 	}
+	// The judgement is shared: the budget works on copies of its verdicts, texts and costs.
 	start = time.Now()
-	raw, err := s.Graph.RawPayloads(ctx, accountID, rawIDs)
-	if err != nil {
-		return model.Assembly{}, nil, err
-	}
-	graphTime += time.Since(start)
-
-	start = time.Now()
-	names := snap.ParticipantNames
-	texts := make([]string, len(verdicts))
-	costs := make([]int, len(verdicts))
-	compactCosts := make([]int, len(verdicts))
-	for i := range verdicts {
-		vd := &verdicts[i]
-		if vd.Decision.Rule == "rehydration.raw_source_included" {
-			// Priced as an ordinary memory in case the budget trims its raw source.
-			revived := *vd
-			revived.Decision.As = model.AsMemory
-			costs[i] = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
-		}
-		if !vd.Included() {
-			continue
-		}
-		if vd.Candidate.Kind == model.KindMessage {
-			m := chatMessage(vd.Candidate)
-			costs[i] = MessageTokens(tk, m.Role, m.Content, m.Name)
-			continue
-		}
-		texts[i] = contextLine(*vd, req.Provider, raw, names)
-		costs[i] = tk.Count("\n" + texts[i])
-		compactCosts[i] = costs[i]
-		if vd.Decision.As == model.AsRecovery {
-			compact := *vd
-			compact.Compact = true
-			compactCosts[i] = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
-		}
-	}
+	verdicts := append([]policy.Verdict(nil), j.verdicts...)
+	texts := append([]string(nil), j.texts...)
+	costs := append([]int(nil), j.costs...)
+	compactCosts, raw, names := j.compactCosts, j.raw, snap.ParticipantNames
 	head := header(req.Now)
 	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
 	fitStart := time.Now()
@@ -179,7 +152,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		msgs, included = render(verdicts, texts, head)
 		assembled = ChatTokens(tk, msgs)
 	}
-	serializeTime := time.Since(start) - fitTime
+	serializeTime += time.Since(start) - fitTime
 
 	a := model.Assembly{
 		ConversationID: snap.ConversationID, Request: req, Messages: msgs, Included: included,
@@ -194,17 +167,77 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	for _, id := range snap.ExcludedRefs {
 		a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
 	}
+	// Every omitted ref is kept only for a trace (Assemble drops them otherwise).
+	a.Decisions = make([]model.Decision, len(verdicts))
 	for i := range verdicts {
 		vd := &verdicts[i]
-		a.Decisions = append(a.Decisions, vd.Decision)
+		a.Decisions[i] = vd.Decision
 		if !vd.Included() {
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
 				a.Omitted[vd.Decision.Reason]++
 			}
-			a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: vd.Candidate.ID, Reason: vd.Decision.Reason})
+			if req.Trace {
+				a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: vd.Candidate.ID, Reason: vd.Decision.Reason})
+			}
 		}
 	}
 	return a, verdicts, nil
+}
+
+// judge runs the policies over a snapshot's candidates, reads the raw bodies they selected
+// and renders and prices every record they include, as a judgement the budget then works on.
+func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
+	start := time.Now()
+	verdicts := policy.Judge(v, req, snap.Candidates)
+	policyTime = time.Since(start)
+
+	// Rehydration reads raw bodies only now, after the policy selected them.
+	var rawIDs []string
+	for i := range verdicts {
+		vd := &verdicts[i]
+		if vd.Included() && vd.Decision.As == model.AsRaw {
+			rawIDs = append(rawIDs, vd.Candidate.ID)
+		}
+	}
+	start = time.Now()
+	raw, err := s.Graph.RawPayloads(ctx, accountID, rawIDs)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	readTime = time.Since(start)
+
+	start = time.Now()
+	names := snap.ParticipantNames
+	texts := make([]string, len(verdicts))
+	costs := make([]int, len(verdicts))
+	compactCosts := make([]int, len(verdicts))
+	for i := range verdicts {
+		vd := &verdicts[i]
+		if vd.Decision.Rule == "rehydration.raw_source_included" {
+			// Priced as an ordinary memory in case the budget trims its raw source.
+			revived := *vd
+			revived.Decision.As = model.AsMemory
+			costs[i] = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
+		}
+		if !vd.Included() {
+			continue
+		}
+		if vd.Candidate.Kind == model.KindMessage {
+			m := chatMessage(vd.Candidate)
+			costs[i] = MessageTokens(tk, m.Role, m.Content, m.Name)
+			continue
+		}
+		texts[i] = contextLine(*vd, req.Provider, raw, names)
+		costs[i] = tk.Count("\n" + texts[i])
+		compactCosts[i] = costs[i]
+		if vd.Decision.As == model.AsRecovery {
+			compact := *vd
+			compact.Compact = true
+			compactCosts[i] = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
+		}
+	}
+	j = &judgement{verdicts: verdicts, texts: texts, costs: costs, compactCosts: compactCosts, raw: raw}
+	return j, policyTime, readTime, time.Since(start), nil
 }
 
 // render builds the provider messages: one system message holding the context block, then

@@ -79,7 +79,6 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	// one node, not one per record.
 	decisions := byType()
 	groups := map[[6]string]map[string]any{}
-	stored := 0
 	for _, d := range a.Decisions {
 		list, ok := decisions[d.Type].([]map[string]any)
 		if !ok || !storedDecisionKinds[d.Kind] || bulkReasons[d.Reason] || d.Bulk {
@@ -94,7 +93,6 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule}
 		groups[key] = g
 		decisions[d.Type] = append(list, g)
-		stored++
 	}
 	_, err = writeTx(ctx, s, func(t *tx) (struct{}, error) {
 		req := a.Request
@@ -105,20 +103,13 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			"exactArtifactIds": orEmpty(req.ExactArtifactIDs), "policyVersion": a.PolicyVersion,
 			"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
 			"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
-			"recordedAt": a.CreatedAt.UTC(), "included": included,
+			"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
 		})
 		if err != nil {
 			return struct{}{}, err
 		}
 		if rec == nil {
 			return struct{}{}, model.NotFound("conversation", a.ConversationID)
-		}
-		if stored > 0 {
-			if _, err := t.run("RecordPolicyDecisions", map[string]any{
-				"assemblyId": a.ID, "accountId": accountID, "policyVersion": a.PolicyVersion, "decisions": decisions,
-			}); err != nil {
-				return struct{}{}, err
-			}
 		}
 		return struct{}{}, nil
 	})

@@ -84,6 +84,17 @@ type conversationRecords struct {
 	// runs are shared by the records they own: a run's end is merged in place.
 	runs map[string]*cachedRun
 	used time.Time
+	// latest is the latest time stamped on anything the copy holds (recordedAt,
+	// promotedAt, a run's endRecordedAt): a snapshot as of that time or later sees all of it.
+	latest time.Time
+	// sharedGen counts the changes to conversation-visible memories, runsGen the changes
+	// to runs: with the revisions of a lineage's branches they say whether a lineage view
+	// built earlier is still the lineage's current one.
+	sharedGen, runsGen int64
+	// views are the latest candidates built for each branch (lineageView), guarded by
+	// viewMu so that assemblies holding mu for reading can keep them.
+	viewMu sync.Mutex
+	views  map[string]*lineageView
 }
 
 func newConversationRecords(id string) *conversationRecords {
@@ -100,9 +111,11 @@ func (c *conversationRecords) merge(kind string, records []any) {
 			if old.rev < r.rev {
 				// A changed record keeps its place: branch and seq never change.
 				*old = *r
+				c.stamped(r)
 			}
 			continue
 		}
+		c.stamped(r)
 		c.byID[r.id] = r
 		list := c.byBranch[r.branchID]
 		i := len(list)
@@ -116,6 +129,21 @@ func (c *conversationRecords) merge(kind string, records []any) {
 		if kind == recMemory && r.base.Visibility == "conversation" {
 			c.shared = append(c.shared, r)
 		}
+	}
+}
+
+// stamped notes a merged record's times, and a change to a conversation-visible memory.
+func (c *conversationRecords) stamped(r *cachedRecord) {
+	c.later(&r.recordedAt)
+	c.later(r.promotedAt)
+	if r.kind == recMemory && r.base.Visibility == "conversation" {
+		c.sharedGen++
+	}
+}
+
+func (c *conversationRecords) later(t *time.Time) {
+	if t != nil && t.After(c.latest) {
+		c.latest = *t
 	}
 }
 
@@ -158,6 +186,8 @@ func (c *conversationRecords) mergeRuns(runs []any) {
 		if r := c.run(p.str("id")); !r.known || r.rev < p.i64("rev") {
 			*r = cachedRun{known: true, rev: p.i64("rev"), parentRunID: p.str("parentRunId"), status: p.str("status"),
 				endedAt: p.timePtr("endedAt"), endRecordedAt: p.timePtr("endRecordedAt")}
+			c.later(r.endRecordedAt)
+			c.runsGen++
 		}
 	}
 }
@@ -185,8 +215,9 @@ func (c *conversationRecords) upTo(branchID string, seq int64) []*cachedRecord {
 
 // recordCache holds conversation copies up to a number of records in all.
 type recordCache struct {
-	// full and delta count the reads of whole conversations and of changes since a copy.
-	full, delta atomic.Int64
+	// full and delta count the reads of whole conversations and of changes since a copy;
+	// shared the snapshots that took over a lineage view built before.
+	full, delta, shared atomic.Int64
 
 	mu       sync.Mutex
 	limit    int
@@ -271,9 +302,10 @@ func (rc *recordCache) drop(accountID, conversationID string) {
 }
 
 // RecordCacheStats counts the assembler's conversation reads since the store opened: full
-// reads of a whole conversation, and delta reads of the changes since a cached copy.
+// reads of a whole conversation, and delta reads of the changes since a cached copy; and the
+// snapshots whose candidates were a lineage view built before (SharedViews).
 type RecordCacheStats struct {
-	FullReads, DeltaReads int64
+	FullReads, DeltaReads, SharedViews int64
 }
 
 // RecordCacheStats reports how the assembler has read conversations so far.
@@ -281,7 +313,7 @@ func (s *Store) RecordCacheStats() RecordCacheStats {
 	if s.records == nil {
 		return RecordCacheStats{}
 	}
-	return RecordCacheStats{FullReads: s.records.full.Load(), DeltaReads: s.records.delta.Load()}
+	return RecordCacheStats{FullReads: s.records.full.Load(), DeltaReads: s.records.delta.Load(), SharedViews: s.records.shared.Load()}
 }
 
 // GCPercent is the garbage-collection target ctxgraph runs with unless GOGC is set. The

@@ -3,6 +3,8 @@ package cypher
 import (
 	"context"
 	"sort"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -101,23 +103,25 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 	}
 	copy.mu.RLock()
 	defer copy.mu.RUnlock()
-	return buildSnapshot(copy, read.rec, req)
+	snap, shared, err := buildSnapshot(copy, read.rec, req)
+	if shared && s.records != nil {
+		s.records.shared.Add(1)
+	}
+	return snap, err
 }
 
-// buildSnapshot selects the lineage of req.BranchID from a conversation copy as of req.AsOf
-// and turns its records into candidates: each call with its outcome (its latest artifact in
-// the lineage) and its retries (calls in the lineage naming it in retryOf, or identical
-// repeats later in the same run), each memory with the eligible memories that supersede or
-// contradict it, run status and promotion as of req.AsOf; plus the conversation-visible
-// memories of other branches, the baseline token sum of naive replay and how many records
-// of the conversation lie outside the lineage.
-func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.AssemblyRequest) (model.Snapshot, error) {
-	snap := model.Snapshot{ConversationID: c.id}
+// buildSnapshot selects the lineage of req.BranchID from a conversation copy as of req.AsOf,
+// with its candidates (lineageCandidates, or the lineage's current view when the snapshot
+// sees the whole copy), the participant and run of the request, and how many records of the
+// conversation lie outside the lineage. shared reports that the candidates were a view built
+// before.
+func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.AssemblyRequest) (snap model.Snapshot, shared bool, err error) {
+	snap = model.Snapshot{ConversationID: c.id}
 	p := nodeProps(rec, "p")
 	if p.str("conversationId") != snap.ConversationID {
 		e := model.NotFound("participant", req.ParticipantID)
 		e.Field = "participantId"
-		return model.Snapshot{}, e
+		return model.Snapshot{}, false, e
 	}
 	snap.Participant = participantOf(p)
 	snap.ParticipantNames = map[string]string{}
@@ -130,7 +134,7 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		if r.str("conversationId") != snap.ConversationID {
 			e := model.NotFound("run", req.RunID)
 			e.Field = "runId"
-			return model.Snapshot{}, e
+			return model.Snapshot{}, false, e
 		}
 		run := runOf(r)
 		// The run is one of the conversation's, merged into the copy with its end.
@@ -153,6 +157,94 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	}
 
 	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(req.AsOf) }
+	// A snapshot that sees everything the copy holds shares the lineage's view with every
+	// other such snapshot until a write changes it.
+	shareable := !req.Fresh && !c.latest.After(req.AsOf)
+	var view *lineageView
+	key := ""
+	if shareable {
+		key = c.viewKey(lin, len(snap.ParticipantNames))
+		view = c.view(req.BranchID, key)
+		shared = view != nil
+	}
+	if view == nil {
+		view = &lineageView{key: key}
+		view.candidates, view.baseline = lineageCandidates(c, lin, req.AsOf, snap.ParticipantNames)
+		if shareable {
+			view.id = c.id + "/" + req.BranchID + "/" + strconv.FormatInt(viewSeq.Add(1), 10)
+			c.keepView(req.BranchID, view)
+		}
+	}
+	snap.Candidates, snap.BaselineTokens, snap.View = view.candidates, view.baseline, view.id
+	if req.Trace {
+		snap.ExcludedRefs = excludedRefs(c, lin, visible)
+	}
+	return snap, shared, nil
+}
+
+// lineageView is the candidates of one branch's lineage built from a copy that the snapshot
+// sees whole (asOf at or after the latest time the copy holds). Assemblies of the lineage
+// share it, read-only, until a write reaches one of the lineage's branches, a
+// conversation-visible memory, a run or the participants.
+type lineageView struct {
+	key string
+	// id names the view to the assembler, which keeps its judgements of the view.
+	id         string
+	candidates []model.Candidate
+	baseline   int
+}
+
+var viewSeq atomic.Int64
+
+// viewKey says what a lineage view depends on: the lineage's branches with their depths,
+// fork points and revisions, the conversation-visible memories, the runs and the number of
+// participants.
+func (c *conversationRecords) viewKey(lin lineage, participants int) string {
+	b := make([]byte, 0, 64*len(lin.Branches)+32)
+	for _, br := range lin.Branches {
+		b = append(b, br.BranchID...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, br.Depth, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, br.Cutoff, 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, c.marks[br.BranchID], 10)
+		b = append(b, ';')
+	}
+	for _, n := range []int64{c.sharedGen, c.runsGen, int64(participants)} {
+		b = append(b, '|')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(b)
+}
+
+// view returns the branch's view when it was built under key, or nil.
+func (c *conversationRecords) view(branchID, key string) *lineageView {
+	c.viewMu.Lock()
+	defer c.viewMu.Unlock()
+	if v := c.views[branchID]; v != nil && v.key == key {
+		return v
+	}
+	return nil
+}
+
+func (c *conversationRecords) keepView(branchID string, v *lineageView) {
+	c.viewMu.Lock()
+	defer c.viewMu.Unlock()
+	if c.views == nil {
+		c.views = map[string]*lineageView{}
+	}
+	c.views[branchID] = v
+}
+
+// lineageCandidates turns the records of a lineage, as of asOf, into candidates: each call
+// with its outcome (its latest artifact in the lineage) and its retries (calls in the
+// lineage naming it in retryOf, or identical repeats later in the same run), each memory
+// with the eligible memories that supersede or contradict it, run status and promotion as
+// of asOf; plus the conversation-visible memories of other branches. It also sums the
+// baseline tokens of naive replay.
+func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, names map[string]string) (cands []model.Candidate, baseline int) {
+	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(asOf) }
 	byKind := map[string][]*cachedRecord{}
 	depth := map[string]int64{}
 	for i := len(lin.Branches) - 1; i >= 0; i-- {
@@ -179,11 +271,11 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	// promote fills promotion as of the snapshot; runOwnership the owner run's parent and
 	// status as of the snapshot.
 	promote := func(cand *model.Candidate, r *cachedRecord) {
-		cand.Promoted = r.promotedAt != nil && !r.promotedAt.After(req.AsOf)
+		cand.Promoted = r.promotedAt != nil && !r.promotedAt.After(asOf)
 		cand.PromotedTo = r.promotedTo
 	}
 	runOwnership := func(cand *model.Candidate, r *cachedRecord) runState {
-		st := r.ownerRun.asOf(req.AsOf)
+		st := r.ownerRun.asOf(asOf)
 		cand.OwnerRunParentID, cand.OwnerRunStatus = st.parentRunID, st.status
 		return st
 	}
@@ -192,12 +284,12 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	for _, list := range byKind {
 		n += len(list)
 	}
-	snap.Candidates = make([]model.Candidate, 0, n+len(others))
+	cands = make([]model.Candidate, 0, n+len(others))
 	for _, r := range byKind[recMessage] {
 		m := r.base
-		m.Depth, m.ParticipantName = depth[r.branchID], snap.ParticipantNames[m.OwnerParticipantID]
-		snap.Candidates = append(snap.Candidates, m)
-		snap.BaselineTokens += r.baseline
+		m.Depth, m.ParticipantName = depth[r.branchID], names[m.OwnerParticipantID]
+		cands = append(cands, m)
+		baseline += r.baseline
 	}
 	// A call's outcome is its latest artifact in the lineage.
 	outcomes := map[string][]*cachedRecord{}
@@ -219,16 +311,16 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 			promote(&call, last)
 		}
 		runOwnership(&call, r)
-		snap.Candidates = append(snap.Candidates, call)
-		snap.BaselineTokens += r.baseline
+		cands = append(cands, call)
+		baseline += r.baseline
 	}
 	for _, r := range byKind[recArtifact] {
 		a := r.base
 		a.Depth = depth[r.branchID]
 		runOwnership(&a, r)
 		promote(&a, r)
-		snap.Candidates = append(snap.Candidates, a)
-		snap.BaselineTokens += r.baseline
+		cands = append(cands, a)
+		baseline += r.baseline
 	}
 	memories := append(byKind[recMemory], others...)
 	supersededBy, conflicts := map[string][]string{}, map[string][]string{}
@@ -254,22 +346,19 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 			m.StaleAfter = ended
 		}
 		m.SupersededBy, m.ConflictsWith = sorted(supersededBy[r.id]), sorted(conflicts[r.id])
-		snap.Candidates = append(snap.Candidates, m)
+		cands = append(cands, m)
 	}
 	for _, r := range byKind[recCheckpoint] {
 		cp := r.base
 		cp.Depth = depth[r.branchID]
-		snap.Candidates = append(snap.Candidates, cp)
+		cands = append(cands, cp)
 	}
 	for _, r := range byKind[recSkills] {
 		sk := r.base
 		sk.Depth = depth[r.branchID]
-		snap.Candidates = append(snap.Candidates, sk)
+		cands = append(cands, sk)
 	}
-	if req.Trace {
-		snap.ExcludedRefs = excludedRefs(c, lin, visible)
-	}
-	return snap, nil
+	return cands, baseline
 }
 
 // excludedRefs lists, for a traced assembly, the conversation's messages, tool calls,

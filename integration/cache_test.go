@@ -3,10 +3,14 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/seed"
 )
@@ -129,4 +133,180 @@ func TestCachedAssembliesReplayFresh(t *testing.T) {
 	// (The assembly before the deletion no longer replays identically: a deletion rewrites
 	// history, which is its purpose.)
 	replayAll([]string{str(after, "id")})
+}
+
+// TestSharedViewsFollowWrites assembles unchanged lineages again and again — every branch for
+// every participant, twice — so that assemblies share lineage views and judgements, and
+// checks that a shared view or judgement is given up exactly when it must be: a
+// conversation-visible memory written on a sibling branch (which every lineage sees, but
+// whose SUPERSEDES edge to a memory of the lineage does not count there: supersession is
+// never global), and a `now` past which a memory goes stale. Every assembly is replayed against a
+// fresh read of the graph.
+func TestSharedViewsFollowWrites(t *testing.T) {
+	h := newHarness(t)
+	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+		seed.Config{Rounds: 24, Branches: 4, Participants: 2, Seed: 11})
+	if err != nil {
+		t.Fatalf("seeding: %v", err)
+	}
+	var ids []string
+	assemble := func(branch, participant string, now time.Time) map[string]any {
+		t.Helper()
+		out := h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", map[string]any{
+			"branchId": branch, "participantId": participant, "tokenBudget": 100000, "trace": true,
+			"now": now.Format(time.RFC3339Nano)})
+		ids = append(ids, str(out, "id"))
+		return out
+	}
+	counters := func() (views, judgements int64) {
+		return sharedStore.RecordCacheStats().SharedViews, h.asm.ReusedJudgements()
+	}
+	views0, judged0 := counters()
+	t0 := sum.LastEventAt.Add(time.Minute)
+	for _, b := range sum.Branches {
+		for _, p := range sum.ParticipantIDs {
+			first, second := assemble(b.ID, p, t0), assemble(b.ID, p, t0)
+			if !reflect.DeepEqual(first["included"], second["included"]) || !reflect.DeepEqual(first["messages"], second["messages"]) {
+				t.Errorf("branch %s, participant %s: two assemblies of the unchanged lineage differ", b.Name, p)
+			}
+		}
+	}
+	views, judged := counters()
+	pairs := int64(len(sum.Branches) * len(sum.ParticipantIDs))
+	t.Logf("%d branch × participant pairs: %d shared views, %d reused judgements", pairs, views-views0, judged-judged0)
+	if views-views0 < pairs || judged-judged0 < pairs {
+		t.Errorf("want at least %d shared views and %d reused judgements, got %d and %d", pairs, pairs, views-views0, judged-judged0)
+	}
+
+	// A memory of the deepest lineage, and a branch outside that lineage.
+	deep := sum.Deepest()
+	inLineage := map[string]bool{}
+	parent := map[string]string{}
+	for _, b := range sum.Branches {
+		parent[b.ID] = b.ParentID
+	}
+	for id := deep.ID; id != ""; id = parent[id] {
+		inLineage[id] = true
+	}
+	var sibling seed.Branch
+	for _, b := range sum.Branches {
+		if !inLineage[b.ID] {
+			sibling = b
+		}
+	}
+	if sibling.ID == "" {
+		t.Fatalf("every branch of %v is in the deepest lineage", sum.Branches)
+	}
+	reader := deep.LastRunParticipantID
+	if reader == "" {
+		reader = sum.ParticipantIDs[0]
+	}
+	var old string
+	for _, inc := range assemble(deep.ID, reader, t0)["included"].([]any) {
+		if item := inc.(map[string]any); item["type"] == "memory" && item["as"] == "memory" {
+			old = str(item, "ref")
+		}
+	}
+	if old == "" {
+		t.Fatal("no memory included on the deepest branch")
+	}
+
+	formOf := func(out map[string]any, ref string) string {
+		for _, inc := range out["included"].([]any) {
+			if item := inc.(map[string]any); item["ref"] == ref {
+				return str(item, "as")
+			}
+		}
+		for _, o := range out["omittedRefs"].([]any) {
+			if item := o.(map[string]any); item["ref"] == ref {
+				return "omitted " + str(item, "reason")
+			}
+		}
+		return "absent"
+	}
+	// On the sibling branch: a run, a call, its result, and a conversation-visible memory
+	// that supersedes the lineage's memory and goes stale an hour after it was observed.
+	observed := time.Now().UTC().Truncate(time.Second)
+	run := h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+sibling.ID+"/runs", map[string]any{
+		"participantId": sum.ParticipantIDs[0], "runtimeKind": "chat"})
+	call := h.must(http.StatusCreated, http.MethodPost, "/v1/runs/"+str(run, "id")+"/tool-calls", map[string]any{
+		"tool": "web_search", "arguments": map[string]any{"q": "shared view check"}, "callId": "call-shared-view"})
+	res := h.must(http.StatusCreated, http.MethodPost, "/v1/tool-calls/"+str(call, "id")+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"answer": "newer fact"}})
+	// (Assembled in between, so that the view the memory must invalidate already knows the
+	// sibling's new run.)
+	oldForm := formOf(assemble(deep.ID, reader, observed.Add(30*time.Minute)), old)
+	newer := str(h.must(http.StatusCreated, http.MethodPost, "/v1/memories", map[string]any{
+		"derivedFrom": []string{str(res, "artifactId")}, "summary": "the newer fact from the sibling branch",
+		"confidence": 0.9, "freshnessClass": "volatile", "observedAt": observed.Format(time.RFC3339),
+		"supersedes": []string{old}, "visibility": "conversation"}), "id")
+
+	fresh := assemble(deep.ID, reader, observed.Add(30*time.Minute))
+	if got := formOf(fresh, old); got != oldForm {
+		t.Errorf("the lineage's memory %s after a sibling branch's memory named it in supersedes: %s, want %s as before", old, got, oldForm)
+	}
+	if got := formOf(fresh, newer); got != "memory" {
+		t.Errorf("the superseding memory %s half an hour after it was observed: %s, want memory", newer, got)
+	}
+	views0, judged0 = counters()
+	stale := assemble(deep.ID, reader, observed.Add(2*time.Hour))
+	views, judged = counters()
+	if got := formOf(stale, newer); got != "stale_marker" {
+		t.Errorf("the superseding memory %s two hours after it was observed: %s, want stale_marker", newer, got)
+	}
+	if views-views0 != 1 || judged != judged0 {
+		t.Errorf("an assembly at a later now of the unchanged lineage: %d shared views (want 1), %d reused judgements (want 0: a memory went stale in between)", views-views0, judged-judged0)
+	}
+	assemble(deep.ID, reader, observed.Add(2*time.Hour+time.Minute))
+	if _, again := counters(); again != judged+1 {
+		t.Errorf("an assembly a minute later, with no memory changing staleness in between, reused %d judgements, want 1", again-judged)
+	}
+
+	// Assemblies of the lineage in parallel with writes on the sibling branch: shared views
+	// and judgements are read by many requests at once (go test -race checks them).
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				r := h.call(http.MethodPost, "/v1/assemblies", map[string]any{"branchId": deep.ID, "participantId": reader,
+					"tokenBudget": 100000, "trace": true, "now": observed.Add(3 * time.Hour).Format(time.RFC3339)})
+				var out map[string]any
+				if r.status != http.StatusCreated || json.Unmarshal(r.body, &out) != nil {
+					t.Errorf("parallel assembly: %d %s", r.status, r.body)
+					continue
+				}
+				mu.Lock()
+				ids = append(ids, str(out, "id"))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 5; i++ {
+			r := h.call(http.MethodPost, "/v1/runs/"+str(run, "id")+"/tool-calls", map[string]any{
+				"tool": "web_search", "arguments": map[string]any{"q": i}, "callId": fmt.Sprintf("parallel-%d", i)})
+			var call map[string]any
+			if r.status != http.StatusCreated || json.Unmarshal(r.body, &call) != nil {
+				t.Errorf("parallel tool call: %d %s", r.status, r.body)
+				continue
+			}
+			if r := h.call(http.MethodPost, "/v1/tool-calls/"+str(call, "id")+"/result", map[string]any{
+				"status": "succeeded", "result": map[string]any{"n": i}}); r.status != http.StatusCreated {
+				t.Errorf("parallel result: %d %s", r.status, r.body)
+			}
+		}
+	}()
+	wg.Wait()
+
+	for _, id := range ids {
+		rep := h.must(http.StatusOK, http.MethodPost, "/v1/assemblies/"+id+"/replay", nil)
+		if rep["identical"] != true {
+			t.Errorf("assembly %s: shared and fresh reads differ: %v", id, rep["differences"])
+		}
+	}
 }

@@ -103,6 +103,7 @@ func randomHex(n int) string {
 type harness struct {
 	t        *testing.T
 	srv      *api.Server
+	asm      *assembly.Service
 	key      string
 	otherKey string
 }
@@ -113,10 +114,10 @@ func newHarness(t *testing.T) *harness {
 
 func newHarnessWith(t *testing.T, store *cypher.Store, maxBody string) *harness {
 	t.Helper()
-	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8)}
+	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store)}
 	h.srv = api.New(api.Config{
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
-		Assembler: assembly.NewService(store), Assemblies: store,
+		Assembler: h.asm, Assemblies: store,
 		Keys: map[string]string{h.key: "acct-" + randomHex(6), h.otherKey: "other-" + randomHex(6)},
 	})
 	return h

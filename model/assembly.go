@@ -148,6 +148,10 @@ type Snapshot struct {
 	StructurallyExcluded int
 	// ExcludedRefs lists those records' ids (read only when a trace is asked for).
 	ExcludedRefs []string
+	// View names the candidates when other snapshots share them (the lineage unchanged
+	// since, everything in it visible): the same View holds the same candidates. Candidates
+	// are read-only either way. Empty when the candidates were built for this snapshot alone.
+	View string
 }
 
 // IncludedItem is one record serialised into an assembly.

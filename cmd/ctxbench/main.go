@@ -719,6 +719,13 @@ type scaleRow struct {
 	Err                         string
 	MeasureElapsed              time.Duration
 	Profile                     string
+	// AfterWrite times the same assembly right after a tool call and its result were
+	// written on the assembled branch (after the timed assemblies), so that nothing the
+	// assembler built for the lineage before can be reused; AfterWriteSplit is its mean
+	// split.
+	AfterWrite      stats
+	AfterWriteSplit model.Timings
+	AfterWriteErr   string
 }
 
 func (r *scaleRow) name() string {
@@ -876,45 +883,58 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		row.Errors++
 		row.Err = fmt.Sprintf("cold call: %d %v %s", st, err, clip(out))
 	}
+	stopProfile := func() {}
 	if b.o.pprofDir != "" {
 		if err := os.MkdirAll(b.o.pprofDir, 0o755); err == nil {
 			f, err := os.Create(filepath.Join(b.o.pprofDir, "assembly-"+row.name()+".pprof"))
 			if err == nil && pprof.StartCPUProfile(f) == nil {
 				row.Profile = f.Name()
-				defer func() { pprof.StopCPUProfile(); f.Close() }()
+				stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 			}
 		}
 	}
-	var ds []time.Duration
-	var split model.Timings
-	var last assemblyAnswer
-	ok := 0
+	var t timedAssemblies
 	for i := 0; i < n; i++ {
-		st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", body)
-		if err != nil || st != http.StatusCreated {
-			row.Errors++
-			row.Err = fmt.Sprintf("%d %v %s", st, err, clip(out))
-			continue
-		}
-		var a assemblyAnswer
-		if err := json.Unmarshal(out, &a); err != nil {
-			row.Errors++
-			row.Err = "the answer is not the expected JSON: " + err.Error()
-			continue
-		}
-		ds = append(ds, d)
-		ok++
-		split.Graph += a.TimingsMs.Graph
-		split.Policy += a.TimingsMs.Policy
-		split.Serialize += a.TimingsMs.Serialize
-		split.Record += a.TimingsMs.Record
-		last = a
+		t.assemble(ctx, b, body)
 	}
-	if ok > 0 {
-		f := float64(ok)
-		row.Split = model.Timings{Graph: split.Graph / f, Policy: split.Policy / f, Serialize: split.Serialize / f, Record: split.Record / f}
+	stopProfile()
+	if t.errors > 0 {
+		row.Errors += t.errors
+		row.Err = t.err
 	}
-	row.Lat = summarize(ds)
+	row.Lat, row.Split = summarize(t.ds), t.meanSplit()
+	last := t.last
+
+	// The same assembly after a write on the assembled branch, on a run of its own.
+	const afterWrites = 50
+	var w timedAssemblies
+	st, out, _, err = b.call(ctx, b.key, http.MethodPost, "/v1/branches/"+row.Target.ID+"/runs", mustJSON(map[string]any{
+		"participantId": row.Target.LastRunParticipantID, "runtimeKind": "chat", "triggerMessageId": row.Target.LastMessageID,
+	}))
+	var run struct {
+		ID string `json:"id"`
+	}
+	if err == nil && st == http.StatusCreated {
+		_ = json.Unmarshal(out, &run)
+	}
+	if run.ID == "" {
+		row.AfterWriteErr = fmt.Sprintf("starting a run on the assembled branch answered %d %v %s", st, err, clip(out))
+	}
+	rng := mrand.New(mrand.NewPCG(uint64(row.Rounds), uint64(row.Branches)))
+	for i := 0; i < afterWrites && row.AfterWriteErr == ""; i++ {
+		if _, _, msg := b.writeToolResult(ctx, run.ID, fmt.Sprintf("after-write-%d", i), rng); msg != "" {
+			row.AfterWriteErr = msg
+			break
+		}
+		w.assemble(ctx, b, body)
+	}
+	if w.errors > 0 {
+		row.AfterWriteErr = w.err
+	}
+	if row.AfterWriteErr != "" {
+		b.failures = append(b.failures, fmt.Sprintf("scale %s: after a write: %s", row.name(), clipS(row.AfterWriteErr, 300)))
+	}
+	row.AfterWrite, row.AfterWriteSplit = summarize(w.ds), w.meanSplit()
 	row.Baseline, row.Assembled, row.Budget = last.Tokens.Baseline, last.Tokens.Assembled, last.Tokens.Budget
 	row.Included = map[string]int{}
 	for _, inc := range last.Included {
@@ -924,9 +944,48 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 	if row.Errors > 0 {
 		b.failures = append(b.failures, fmt.Sprintf("scale %s: %d assembly errors (last: %s)", row.name(), row.Errors, clipS(row.Err, 300)))
 	}
-	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d",
-		row.name(), ok, row.Target.Name, row.Target.Depth, row.Target.LineageRounds, ms(row.Lat.P50), ms(row.Lat.P95), ms(row.Lat.P99),
-		row.Assembled, row.Baseline, row.Errors)
+	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d; after a write p50 %s p99 %s",
+		row.name(), len(t.ds), row.Target.Name, row.Target.Depth, row.Target.LineageRounds, ms(row.Lat.P50), ms(row.Lat.P95), ms(row.Lat.P99),
+		row.Assembled, row.Baseline, row.Errors, ms(row.AfterWrite.P50), ms(row.AfterWrite.P99))
+}
+
+// timedAssemblies collects the latencies and server-side splits of assemblies over REST.
+type timedAssemblies struct {
+	ds     []time.Duration
+	split  model.Timings
+	last   assemblyAnswer
+	errors int
+	err    string
+}
+
+func (t *timedAssemblies) assemble(ctx context.Context, b *bench, body []byte) {
+	st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", body)
+	if err != nil || st != http.StatusCreated {
+		t.errors++
+		t.err = fmt.Sprintf("%d %v %s", st, err, clip(out))
+		return
+	}
+	var a assemblyAnswer
+	if err := json.Unmarshal(out, &a); err != nil {
+		t.errors++
+		t.err = "the answer is not the expected JSON: " + err.Error()
+		return
+	}
+	t.ds = append(t.ds, d)
+	t.split.Graph += a.TimingsMs.Graph
+	t.split.Policy += a.TimingsMs.Policy
+	t.split.Serialize += a.TimingsMs.Serialize
+	t.split.Record += a.TimingsMs.Record
+	t.last = a
+}
+
+// meanSplit is the mean server-side split of the assemblies that succeeded.
+func (t *timedAssemblies) meanSplit() model.Timings {
+	if len(t.ds) == 0 {
+		return model.Timings{}
+	}
+	f := float64(len(t.ds))
+	return model.Timings{Graph: t.split.Graph / f, Policy: t.split.Policy / f, Serialize: t.split.Serialize / f, Record: t.split.Record / f}
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1068,28 +1127,13 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 					continue
 				}
 				callID := fmt.Sprintf("load-%d-%d-%d", level, c, i)
-				st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/runs/"+run+"/tool-calls", mustJSON(map[string]any{
-					"tool": "web_search", "callId": callID, "arguments": map[string]any{"query": "ctxbench load " + callID, "limit": 10},
-				}))
-				requests++
-				if err != nil || st != http.StatusCreated {
-					fail(fmt.Sprintf("POST tool-calls: %d %v %s", st, err, clip(out)))
+				ds, n, msg := b.writeToolResult(ctx, run, callID, rng)
+				myWr = append(myWr, ds...)
+				requests += n
+				if msg != "" {
+					fail(msg)
 					continue
 				}
-				myWr = append(myWr, d)
-				var id struct {
-					ID string `json:"id"`
-				}
-				_ = json.Unmarshal(out, &id)
-				st, out, d, err = b.call(ctx, b.key, http.MethodPost, "/v1/tool-calls/"+id.ID+"/result", mustJSON(map[string]any{
-					"status": "succeeded", "result": searchResult(rng, callID), "toolVersion": "ctxbench-1",
-				}))
-				requests++
-				if err != nil || st != http.StatusCreated {
-					fail(fmt.Sprintf("POST result: %d %v %s", st, err, clip(out)))
-					continue
-				}
-				myWr = append(myWr, d)
 				results++
 			}
 			mu.Lock()
@@ -1106,6 +1150,30 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	all = append(append(all, asm...), wr...)
 	lv.AsmLat, lv.WriteLat, lv.AllLat = summarize(asm), summarize(wr), summarize(all)
 	return lv
+}
+
+// writeToolResult records a web_search call on a run and its ~2 KB result: two requests. It
+// returns the latencies of the requests that succeeded, how many requests it made and, when
+// one failed, what went wrong.
+func (b *bench) writeToolResult(ctx context.Context, run, callID string, rng *mrand.Rand) (ds []time.Duration, requests int, failure string) {
+	st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/runs/"+run+"/tool-calls", mustJSON(map[string]any{
+		"tool": "web_search", "callId": callID, "arguments": map[string]any{"query": "ctxbench load " + callID, "limit": 10},
+	}))
+	if err != nil || st != http.StatusCreated {
+		return nil, 1, fmt.Sprintf("POST tool-calls: %d %v %s", st, err, clip(out))
+	}
+	ds = append(ds, d)
+	var id struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(out, &id)
+	st, out, d, err = b.call(ctx, b.key, http.MethodPost, "/v1/tool-calls/"+id.ID+"/result", mustJSON(map[string]any{
+		"status": "succeeded", "result": searchResult(rng, callID), "toolVersion": "ctxbench-1",
+	}))
+	if err != nil || st != http.StatusCreated {
+		return ds, 2, fmt.Sprintf("POST result: %d %v %s", st, err, clip(out))
+	}
+	return append(ds, d), 2, ""
 }
 
 // searchResult is a web-search result of about 2 KB.

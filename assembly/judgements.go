@@ -1,0 +1,108 @@
+package assembly
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// A judgement is the policies' verdicts on one lineage view (model.Snapshot.View) for one
+// request shape, with the raw bodies they selected and the text and token cost of every
+// record they include: everything an assembly computes before the budget. An assembly of an
+// unchanged lineage for the same participant, run, runtime kind, provider, exact artifacts,
+// policy version and encoding takes it over instead of judging every candidate again, as
+// long as its `now` lies in the window in which no memory's staleness changes. The budget,
+// the final fit and the rendering still run for every assembly, on copies.
+type judgement struct {
+	verdicts            []policy.Verdict
+	texts               []string
+	costs, compactCosts []int
+	raw                 map[string]model.ArtifactRaw
+	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
+	// (zero: any).
+	validFrom, validUntil time.Time
+	used                  time.Time
+}
+
+// judgementCacheSize is how many judgements a Service keeps; each holds one verdict per
+// candidate of its lineage.
+const judgementCacheSize = 32
+
+type judgements struct {
+	mu      sync.Mutex
+	entries map[string]*judgement
+	reused  int64
+}
+
+// ReusedJudgements counts the assemblies that took over an earlier judgement instead of
+// judging their candidates again.
+func (s *Service) ReusedJudgements() int64 {
+	s.judgements.mu.Lock()
+	defer s.judgements.mu.Unlock()
+	return s.judgements.reused
+}
+
+func judgementKey(view, policyVersion string, req policy.Request, encoding string) string {
+	return strings.Join([]string{view, policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
+		encoding, strings.Join(req.ExactArtifactIDs, ",")}, "\x00")
+}
+
+// get returns the judgement kept under key when it holds at now, or nil.
+func (js *judgements) get(key string, now time.Time) *judgement {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j := js.entries[key]
+	if j == nil || (!j.validFrom.IsZero() && !now.After(j.validFrom)) || (!j.validUntil.IsZero() && now.After(j.validUntil)) {
+		return nil
+	}
+	j.used = time.Now()
+	js.reused++
+	return j
+}
+
+// put keeps a judgement, dropping the least recently used beyond judgementCacheSize.
+func (js *judgements) put(key string, j *judgement) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.entries == nil {
+		js.entries = map[string]*judgement{}
+	}
+	j.used = time.Now()
+	js.entries[key] = j
+	for len(js.entries) > judgementCacheSize {
+		var oldest string
+		for k, e := range js.entries {
+			if oldest == "" || e.used.Before(js.entries[oldest].used) {
+				oldest = k
+			}
+		}
+		delete(js.entries, oldest)
+	}
+}
+
+// nowWindow is the window of `now` around now in which every memory among cands is as stale
+// or as fresh as at now (policy.Stale): the judge reads the clock nowhere else. Memories stale
+// at now stay stale for any later-than-validFrom clock, fresh ones stay fresh up to
+// validUntil.
+func nowWindow(v policy.Version, now time.Time, cands []model.Candidate) (validFrom, validUntil time.Time) {
+	for i := range cands {
+		c := &cands[i]
+		if c.Kind != model.KindMemory {
+			continue
+		}
+		until, stale := policy.Stale(v, now, c)
+		switch {
+		case until.IsZero():
+		case stale:
+			if until.After(validFrom) {
+				validFrom = until
+			}
+		case validUntil.IsZero() || until.Before(validUntil):
+			validUntil = until
+		}
+	}
+	return validFrom, validUntil
+}
