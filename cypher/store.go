@@ -112,6 +112,16 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// RoundTrip runs `RETURN 1` in a read transaction: one Bolt round trip to the server and
+// back through the driver, the floor of any query.
+func (s *Store) RoundTrip(ctx context.Context) error {
+	_, err := readTx(ctx, s, func(t *tx) (struct{}, error) {
+		_, err := t.one("RoundTrip", nil)
+		return struct{}{}, err
+	})
+	return err
+}
+
 // QueriesRun lists the names of the queries this process has run at least once.
 func QueriesRun() []string { return coverage.ran() }
 

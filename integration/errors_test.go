@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 func TestValidationNamesTheFieldAndWritesNothing(t *testing.T) {
@@ -280,9 +282,15 @@ func TestNeo4jUnreachableIs503AndRecoversWithoutRestart(t *testing.T) {
 	defer store.Close(context.Background())
 	h := newHarnessWith(t, store, "")
 	h.must(200, "GET", "/readyz", nil)
+	if err := store.RoundTrip(t.Context()); err != nil {
+		t.Fatalf("RETURN 1 through the proxy: %v", err)
+	}
 	w := h.world()
 
 	p.down()
+	if err := store.RoundTrip(t.Context()); model.KindOf(err) != model.KindUnavailable {
+		t.Errorf("RETURN 1 while Neo4j is away: got %v, want an unavailable error", err)
+	}
 	start := time.Now()
 	h.expectError(h.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "while down"}), 503, "unavailable", "")
 	if elapsed := time.Since(start); elapsed > 15*time.Second {

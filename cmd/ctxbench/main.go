@@ -571,10 +571,18 @@ func (b *bench) runFloor(ctx context.Context) {
 	var probes []floorProbe
 
 	probes = append(probes, sample("store.Ping (driver VerifyConnectivity)",
-		"what the brief names as the floor: the driver's VerifyConnectivity through cypher.Store.Ping (no Cypher statement; see the note below)", n,
+		"the driver's VerifyConnectivity through cypher.Store.Ping (no Cypher statement; see the note below)", n,
 		func() (time.Duration, error) {
 			start := time.Now()
 			err := b.store.Ping(ctx)
+			return time.Since(start), err
+		}))
+
+	probes = append(probes, sample("Bolt RETURN 1 (store.RoundTrip)",
+		"the issue's bare Bolt round trip: `RETURN 1` in a managed read transaction through the driver (session, BEGIN, RUN and PULL, COMMIT on a pooled connection)", n,
+		func() (time.Duration, error) {
+			start := time.Now()
+			err := b.store.RoundTrip(ctx)
 			return time.Since(start), err
 		}))
 
@@ -906,7 +914,6 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 	last := t.last
 
 	// The same assembly after a write on the assembled branch, on a run of its own.
-	const afterWrites = 50
 	var w timedAssemblies
 	st, out, _, err = b.call(ctx, b.key, http.MethodPost, "/v1/branches/"+row.Target.ID+"/runs", mustJSON(map[string]any{
 		"participantId": row.Target.LastRunParticipantID, "runtimeKind": "chat", "triggerMessageId": row.Target.LastMessageID,
@@ -948,6 +955,9 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		row.name(), len(t.ds), row.Target.Name, row.Target.Depth, row.Target.LineageRounds, ms(row.Lat.P50), ms(row.Lat.P95), ms(row.Lat.P99),
 		row.Assembled, row.Baseline, row.Errors, ms(row.AfterWrite.P50), ms(row.AfterWrite.P99))
 }
+
+// afterWrites is how many assemblies each scale row times right after a write.
+const afterWrites = 50
 
 // timedAssemblies collects the latencies and server-side splits of assemblies over REST.
 type timedAssemblies struct {
@@ -1551,7 +1561,7 @@ func (b *bench) writeReport(final bool) error {
 		for _, p := range b.floor {
 			pf("| %s | %s | %s | %s | %s | %s | %d |\n", p.Name, p.What, ms(p.Stats.P50), ms(p.Stats.P95), ms(p.Stats.P99), ms(p.Stats.Max), p.Errors)
 		}
-		pf("\nThe issue asks for a bare Bolt round trip (`RETURN 1`). `cypher/` exports no method that runs it and only `cypher/` may use the driver, so the floor is `store.Ping`, the driver's `VerifyConnectivity`. With driver v5.28 on a direct `bolt://` URI that opens a session, borrows an idle pooled connection and returns it; once the pool holds a connection it sends no Bolt message to the server at all (its `Reset` is a no-op on a ready connection, and the driver's debug log shows no traffic), so it is the driver's own overhead, not a server round trip. The raw Bolt handshake (a new TCP connection answered by Neo4j's Bolt server) and `GET /v1/conversations/{id}` (the cheapest REST call that runs one Cypher query) bound a real round trip from both sides; assembly latency is given as a multiple of each below.\n\n")
+		pf("\nThe floor is the issue's bare Bolt round trip, `RETURN 1` (`store.RoundTrip`, a managed read transaction as every query of the service runs in); assembly latency is given as a multiple of it below, and of `GET /v1/conversations/{id}`, the cheapest REST call that runs one Cypher query. `store.Ping` is the driver's `VerifyConnectivity`: with driver v5.28 on a direct `bolt://` URI, once the pool holds a connection it sends no Bolt message at all, so it measures the driver's own overhead, not a round trip.\n\n")
 	}
 
 	if len(b.rows) > 0 {
@@ -1630,8 +1640,8 @@ func (b *bench) reportScale(pf func(string, ...any)) {
 	pf("## Scale\n\n")
 	pf("Each row is one conversation written by `seed.Generate` (seed = rounds·1000 + branches·10 + participants, branches written in parallel by %d writers; in-process, not timed). Then one cold `POST /v1/assemblies` and n timed ones, one at a time, over loopback HTTP, for the last run of the deepest branch (`Summary.Deepest()`), `now` = last seeded event + 5 min, token budget %s, no trace. Latency is client-side, end to end (HTTP, the Neo4j traversal, policies, serialisation with token counting, and the record write); the split is the mean of the server's `timingsMs`.\n\n",
 		b.o.seedConc, thousands(b.o.budget))
-	floorPing, floorRead := b.floorP50("store.Ping"), b.floorP50("GET /v1/conversations")
-	pf("| rounds | branches | participants | assembled branch: depth, lineage rounds | replay tokens | assembled tokens | cut | n | cold | p50 | p95 | p99 | graph | policy | serialize | record | p50 ÷ Ping p50 | p50 ÷ REST read p50 | errors |\n")
+	floorBolt, floorRead := b.floorP50("Bolt RETURN 1"), b.floorP50("GET /v1/conversations")
+	pf("| rounds | branches | participants | assembled branch: depth, lineage rounds | replay tokens | assembled tokens | cut | n | cold | p50 | p95 | p99 | graph | policy | serialize | record | p50 ÷ RETURN 1 p50 | p50 ÷ REST read p50 | errors |\n")
 	pf("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range b.sortedRows() {
 		if !r.measured() {
@@ -1654,9 +1664,26 @@ func (b *bench) reportScale(pf func(string, ...any)) {
 			r.Rounds, r.Branches, r.Participants, r.Target.Name, r.Target.Depth, r.Target.LineageRounds,
 			thousands(r.Baseline), thousands(r.Assembled), cut, r.Lat.N, ms(r.Cold), ms(r.Lat.P50), ms(r.Lat.P95), ms(r.Lat.P99),
 			r.Split.Graph, r.Split.Policy, r.Split.Serialize, r.Split.Record,
-			multiple(r.Lat.P50, floorPing), multiple(r.Lat.P50, floorRead), r.Errors)
+			multiple(r.Lat.P50, floorBolt), multiple(r.Lat.P50, floorRead), r.Errors)
 	}
 	pf("\nLatency columns in ms; graph / policy / serialize / record are the mean server-side split in ms (`timingsMs`).\n\n")
+
+	pf("### After a write\n\n")
+	pf("The timed assemblies above repeat one request on an unchanged graph, so from the second on they share the lineage's candidates and verdicts with the one before (see [architecture.md](architecture.md)). An agent usually writes between its model calls. After the timed assemblies, each row therefore also starts a run on the assembled branch and %d times records a `web_search` call with a ~2 KB result on it, then times the same assembly: every write reaches the lineage, so nothing built for it before can be reused (the copy is brought up to date, the candidates built and judged again). The writes are not timed.\n\n", afterWrites)
+	pf("| rounds | branches | participants | n | p50 | p95 | p99 | graph | policy | serialize | record | p50 ÷ unchanged p50 |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range b.sortedRows() {
+		if !r.measured() {
+			continue
+		}
+		if r.AfterWrite.N == 0 {
+			pf("| %d | %d | %d | %s | | | | | | | | |\n", r.Rounds, r.Branches, r.Participants, oneLine(clipS(orDefault(r.AfterWriteErr, "not measured"), 120)))
+			continue
+		}
+		w := r.AfterWriteSplit
+		pf("| %d | %d | %d | %d | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", r.Rounds, r.Branches, r.Participants, r.AfterWrite.N,
+			ms(r.AfterWrite.P50), ms(r.AfterWrite.P95), ms(r.AfterWrite.P99), w.Graph, w.Policy, w.Serialize, w.Record, multiple(r.AfterWrite.P50, r.Lat.P50))
+	}
+	pf("\n")
 
 	pf("### What the timed assembly included\n\n")
 	pf("From the last timed assembly of each row: the included records by form (`as`) and the omitted ones by reason.\n\n")

@@ -1,0 +1,3 @@
+// name: RoundTrip
+// The smallest statement: the floor an assembly's latency is compared with (ctxbench).
+RETURN 1 AS one
