@@ -21,6 +21,12 @@ type judgement struct {
 	texts               []string
 	costs, compactCosts []int
 	raw                 map[string]model.ArtifactRaw
+	// budgeted are the verdicts the budget works on (included, or a duplicate it may
+	// revive), in the candidates' order; settled the decisions of all the others, and
+	// settledOmitted their omissions counted by reason (branch_ineligible aside).
+	budgeted       []int
+	settled        []model.Decision
+	settledOmitted map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
 	// (zero: any).
 	validFrom, validUntil time.Time

@@ -3,6 +3,7 @@ package assembly
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 		req.AsOf = now
 	}
 	req.PolicyVersion = v.ID
-	a, _, err := s.compute(ctx, accountID, req, v)
+	a, err := s.compute(ctx, accountID, req, v)
 	if err != nil {
 		return model.Assembly{}, err
 	}
@@ -62,11 +63,11 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 
 // compute runs one assembly without recording it: traversal, policies, budget,
 // serialisation and token counting.
-func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, []policy.Verdict, error) {
+func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, error) {
 	start := time.Now()
 	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req)
 	if err != nil {
-		return model.Assembly{}, nil, err
+		return model.Assembly{}, err
 	}
 	graphTime := time.Since(start)
 
@@ -87,7 +88,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	}
 	tk, err := NewTokenizer(EncodingForModel(req.Model))
 	if err != nil {
-		return model.Assembly{}, nil, model.Internal("tokenizer", err)
+		return model.Assembly{}, model.Internal("tokenizer", err)
 	}
 
 	judgedReq := policy.Request{
@@ -104,7 +105,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	if j == nil {
 		var readTime time.Duration
 		if j, policyTime, readTime, serializeTime, err = s.judge(ctx, accountID, v, judgedReq, snap, tk); err != nil {
-			return model.Assembly{}, nil, err
+			return model.Assembly{}, err
 		}
 		graphTime += readTime
 		if key != "" {
@@ -112,12 +113,17 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 			s.judgements.put(key, j)
 		}
 	}
-	// The judgement is shared: the budget works on copies of its verdicts, texts and costs.
+	// The judgement is shared. The budget works on copies of the verdicts it can change
+	// (j.budgeted: the included records and the duplicates it may revive), of their texts
+	// and of their costs; the others stay as judged.
 	start = time.Now()
-	verdicts := append([]policy.Verdict(nil), j.verdicts...)
-	texts := append([]string(nil), j.texts...)
-	costs := append([]int(nil), j.costs...)
-	compactCosts, raw, names := j.compactCosts, j.raw, snap.ParticipantNames
+	n := len(j.budgeted)
+	verdicts, texts := make([]policy.Verdict, n), make([]string, n)
+	costs, compactCosts := make([]int, n), make([]int, n)
+	for k, i := range j.budgeted {
+		verdicts[k], texts[k], costs[k], compactCosts[k] = j.verdicts[i], j.texts[i], j.costs[i], j.compactCosts[i]
+	}
+	raw, names := j.raw, snap.ParticipantNames
 	head := header(req.Now)
 	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
 	fitStart := time.Now()
@@ -157,31 +163,40 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	a := model.Assembly{
 		ConversationID: snap.ConversationID, Request: req, Messages: msgs, Included: included,
 		Tokens:        model.TokenCounts{Assembled: assembled, Baseline: snap.BaselineTokens + ReplyPriming, Budget: req.TokenBudget},
-		Omitted:       map[string]int{},
+		Omitted:       maps.Clone(j.settledOmitted),
 		PolicyVersion: v.ID, AssemblerVersion: AssemblerVersion,
 		TimingsMs: model.Timings{Graph: ms(graphTime), Policy: ms(policyTime), Serialize: ms(serializeTime)},
+		Settled:   j.settled,
 	}
 	if snap.StructurallyExcluded > 0 {
 		a.Omitted[model.ReasonBranchIneligible] = snap.StructurallyExcluded
 	}
-	for _, id := range snap.ExcludedRefs {
-		a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
+	a.Decisions = make([]model.Decision, n)
+	for k := range verdicts {
+		vd := &verdicts[k]
+		a.Decisions[k] = vd.Decision
+		if !vd.Included() && vd.Decision.Reason != model.ReasonBranchIneligible {
+			a.Omitted[vd.Decision.Reason]++
+		}
 	}
-	// Every omitted ref is kept only for a trace (Assemble drops them otherwise).
-	a.Decisions = make([]model.Decision, len(verdicts))
-	for i := range verdicts {
-		vd := &verdicts[i]
-		a.Decisions[i] = vd.Decision
-		if !vd.Included() {
-			if vd.Decision.Reason != model.ReasonBranchIneligible {
-				a.Omitted[vd.Decision.Reason]++
+	if req.Trace {
+		// Every omitted ref, in the candidates' order (Assemble keeps them only when asked).
+		for _, id := range snap.ExcludedRefs {
+			a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
+		}
+		k := 0
+		for i := range j.verdicts {
+			vd := &j.verdicts[i]
+			if k < n && j.budgeted[k] == i {
+				vd = &verdicts[k]
+				k++
 			}
-			if req.Trace {
+			if !vd.Included() {
 				a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: vd.Candidate.ID, Reason: vd.Decision.Reason})
 			}
 		}
 	}
-	return a, verdicts, nil
+	return a, nil
 }
 
 // judge runs the policies over a snapshot's candidates, reads the raw bodies they selected
@@ -236,7 +251,21 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			compactCosts[i] = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
 		}
 	}
-	j = &judgement{verdicts: verdicts, texts: texts, costs: costs, compactCosts: compactCosts, raw: raw}
+	j = &judgement{verdicts: verdicts, texts: texts, costs: costs, compactCosts: compactCosts, raw: raw,
+		settledOmitted: map[string]int{}}
+	for i := range verdicts {
+		vd := &verdicts[i]
+		switch {
+		case vd.Included() || vd.Decision.Rule == "rehydration.raw_source_included":
+			// The budget may omit it, or revive a duplicate whose raw source it trims.
+			j.budgeted = append(j.budgeted, i)
+		default:
+			j.settled = append(j.settled, vd.Decision)
+			if vd.Decision.Reason != model.ReasonBranchIneligible {
+				j.settledOmitted[vd.Decision.Reason]++
+			}
+		}
+	}
 	return j, policyTime, readTime, time.Since(start), nil
 }
 
@@ -370,17 +399,17 @@ func (s *Service) Explain(ctx context.Context, accountID, assemblyID, ref string
 	}
 	ex := model.Explanation{AssemblyID: assemblyID, Ref: ref, PolicyVersion: rec.PolicyVersion}
 	found := false
-	for _, d := range rec.Decisions {
+	for d := range rec.AllDecisions() {
 		if d.Ref == ref {
 			ex.Outcome, ex.As, ex.Reason, ex.Rule, found = d.Outcome, d.As, d.Reason, d.Rule, true
 		}
 	}
 	if !found {
-		again, _, err := s.recompute(ctx, accountID, rec, false)
+		again, err := s.recompute(ctx, accountID, rec, false)
 		if err != nil {
 			return model.Explanation{}, err
 		}
-		for _, d := range again.Decisions {
+		for d := range again.AllDecisions() {
 			if d.Ref == ref {
 				ex.Type, ex.Outcome, ex.As, ex.Reason, ex.Rule, found = d.Type, d.Outcome, d.As, d.Reason, d.Rule, true
 			}
@@ -437,10 +466,10 @@ func typeOfLabel(label string) string {
 
 // recompute re-runs a recorded assembly under its recorded policy version, now and asOf,
 // with a trace so that every omitted record is listed.
-func (s *Service) recompute(ctx context.Context, accountID string, rec model.Assembly, fresh bool) (model.Assembly, []policy.Verdict, error) {
+func (s *Service) recompute(ctx context.Context, accountID string, rec model.Assembly, fresh bool) (model.Assembly, error) {
 	v, err := policy.Resolve(rec.PolicyVersion)
 	if err != nil {
-		return model.Assembly{}, nil, err
+		return model.Assembly{}, err
 	}
 	req := rec.Request
 	req.Trace, req.Fresh = true, fresh
@@ -455,7 +484,7 @@ func (s *Service) Replay(ctx context.Context, accountID, assemblyID string) (mod
 		return model.ReplayReport{}, err
 	}
 	// A replay reads the graph afresh: it checks the assembler's cache as well as the policy.
-	again, _, err := s.recompute(ctx, accountID, rec, true)
+	again, err := s.recompute(ctx, accountID, rec, true)
 	if err != nil {
 		return model.ReplayReport{}, err
 	}

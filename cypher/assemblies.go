@@ -79,7 +79,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	// one node, not one per record.
 	decisions := byType()
 	groups := map[[6]string]map[string]any{}
-	for _, d := range a.Decisions {
+	for d := range a.AllDecisions() {
 		list, ok := decisions[d.Type].([]map[string]any)
 		if !ok || !storedDecisionKinds[d.Kind] || bulkReasons[d.Reason] || d.Bulk {
 			continue

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"iter"
 	"time"
 )
 
@@ -191,20 +192,37 @@ type Decision struct {
 
 // Assembly is the record of what went into one model request, as answered and stored.
 type Assembly struct {
-	ID               string            `json:"id"`
-	ConversationID   string            `json:"conversationId"`
-	Request          AssemblyRequest   `json:"request"`
-	Messages         []ChatMessage     `json:"messages"`
-	Tokens           TokenCounts       `json:"tokens"`
-	Included         []IncludedItem    `json:"included"`
-	Omitted          map[string]int    `json:"omitted"`
-	OmittedRefs      []OmittedRef      `json:"omittedRefs,omitempty"`
-	PolicyVersion    string            `json:"policyVersion"`
-	AssemblerVersion string            `json:"assemblerVersion"`
-	TimingsMs        Timings           `json:"timingsMs"`
-	Decisions        []Decision        `json:"-"`
-	CreatedAt        time.Time         `json:"createdAt"`
-	Extra            map[string]string `json:"-"`
+	ID               string          `json:"id"`
+	ConversationID   string          `json:"conversationId"`
+	Request          AssemblyRequest `json:"request"`
+	Messages         []ChatMessage   `json:"messages"`
+	Tokens           TokenCounts     `json:"tokens"`
+	Included         []IncludedItem  `json:"included"`
+	Omitted          map[string]int  `json:"omitted"`
+	OmittedRefs      []OmittedRef    `json:"omittedRefs,omitempty"`
+	PolicyVersion    string          `json:"policyVersion"`
+	AssemblerVersion string          `json:"assemblerVersion"`
+	TimingsMs        Timings         `json:"timingsMs"`
+	Decisions        []Decision      `json:"-"`
+	// Settled are the decisions of the records the budget never considered (omitted by a
+	// policy before it): shared, read-only, between assemblies of an unchanged lineage.
+	// AllDecisions yields both.
+	Settled   []Decision        `json:"-"`
+	CreatedAt time.Time         `json:"createdAt"`
+	Extra     map[string]string `json:"-"`
+}
+
+// AllDecisions yields every decision of the assembly: Decisions, then Settled.
+func (a *Assembly) AllDecisions() iter.Seq[Decision] {
+	return func(yield func(Decision) bool) {
+		for _, list := range [][]Decision{a.Decisions, a.Settled} {
+			for _, d := range list {
+				if !yield(d) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // TokenCounts compares the assembled prompt with naive history replay.
