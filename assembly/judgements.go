@@ -17,16 +17,18 @@ import (
 // long as its `now` lies in the window in which no memory's staleness changes. The budget,
 // the final fit and the rendering still run for every assembly, on copies.
 type judgement struct {
-	verdicts            []policy.Verdict
+	verdicts []policy.Verdict
+	raw      map[string]model.ArtifactRaw
+	// budgeted are the indices of the verdicts the budget works on (included, or a
+	// duplicate it may revive), in the candidates' order, and texts, costs and
+	// compactCosts their lines and token costs, in the same order; settled are the
+	// decisions of all the others, and settledOmitted their omissions counted by reason
+	// (branch_ineligible aside).
+	budgeted            []int
 	texts               []string
 	costs, compactCosts []int
-	raw                 map[string]model.ArtifactRaw
-	// budgeted are the verdicts the budget works on (included, or a duplicate it may
-	// revive), in the candidates' order; settled the decisions of all the others, and
-	// settledOmitted their omissions counted by reason (branch_ineligible aside).
-	budgeted       []int
-	settled        []model.Decision
-	settledOmitted map[string]int
+	settled             []model.Decision
+	settledOmitted      map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
 	// (zero: any).
 	validFrom, validUntil time.Time

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -118,11 +119,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	// and of their costs; the others stay as judged.
 	start = time.Now()
 	n := len(j.budgeted)
-	verdicts, texts := make([]policy.Verdict, n), make([]string, n)
-	costs, compactCosts := make([]int, n), make([]int, n)
+	verdicts := make([]policy.Verdict, n)
 	for k, i := range j.budgeted {
-		verdicts[k], texts[k], costs[k], compactCosts[k] = j.verdicts[i], j.texts[i], j.costs[i], j.compactCosts[i]
+		verdicts[k] = j.verdicts[i]
 	}
+	texts, costs, compactCosts := slices.Clone(j.texts), slices.Clone(j.costs), j.compactCosts
 	raw, names := j.raw, snap.ParticipantNames
 	head := header(req.Now)
 	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
@@ -221,50 +222,44 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	}
 	readTime = time.Since(start)
 
+	// One pass: the verdicts the budget may change (included ones, and duplicates it may
+	// revive when it trims their raw source) are rendered and priced; the others are
+	// settled as judged.
 	start = time.Now()
 	names := snap.ParticipantNames
-	texts := make([]string, len(verdicts))
-	costs := make([]int, len(verdicts))
-	compactCosts := make([]int, len(verdicts))
+	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if vd.Decision.Rule == "rehydration.raw_source_included" {
-			// Priced as an ordinary memory in case the budget trims its raw source.
-			revived := *vd
-			revived.Decision.As = model.AsMemory
-			costs[i] = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
-		}
-		if !vd.Included() {
-			continue
-		}
-		if vd.Candidate.Kind == model.KindMessage {
-			m := chatMessage(vd.Candidate)
-			costs[i] = MessageTokens(tk, m.Role, m.Content, m.Name)
-			continue
-		}
-		texts[i] = contextLine(*vd, req.Provider, raw, names)
-		costs[i] = tk.Count("\n" + texts[i])
-		compactCosts[i] = costs[i]
-		if vd.Decision.As == model.AsRecovery {
-			compact := *vd
-			compact.Compact = true
-			compactCosts[i] = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
-		}
-	}
-	j = &judgement{verdicts: verdicts, texts: texts, costs: costs, compactCosts: compactCosts, raw: raw,
-		settledOmitted: map[string]int{}}
-	for i := range verdicts {
-		vd := &verdicts[i]
-		switch {
-		case vd.Included() || vd.Decision.Rule == "rehydration.raw_source_included":
-			// The budget may omit it, or revive a duplicate whose raw source it trims.
-			j.budgeted = append(j.budgeted, i)
-		default:
+		duplicate := vd.Decision.Rule == "rehydration.raw_source_included"
+		if !vd.Included() && !duplicate {
 			j.settled = append(j.settled, vd.Decision)
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
 				j.settledOmitted[vd.Decision.Reason]++
 			}
+			continue
 		}
+		text, cost, compactCost := "", 0, 0
+		switch {
+		case duplicate:
+			// Priced as an ordinary memory in case the budget trims its raw source.
+			revived := *vd
+			revived.Decision.As = model.AsMemory
+			cost = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
+		case vd.Candidate.Kind == model.KindMessage:
+			m := chatMessage(vd.Candidate)
+			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
+		default:
+			text = contextLine(*vd, req.Provider, raw, names)
+			cost = tk.Count("\n" + text)
+			compactCost = cost
+			if vd.Decision.As == model.AsRecovery {
+				compact := *vd
+				compact.Compact = true
+				compactCost = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
+			}
+		}
+		j.budgeted = append(j.budgeted, i)
+		j.texts, j.costs, j.compactCosts = append(j.texts, text), append(j.costs, cost), append(j.compactCosts, compactCost)
 	}
 	return j, policyTime, readTime, time.Since(start), nil
 }
