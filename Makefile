@@ -28,9 +28,16 @@ test: vet
 
 # Benchmarks against a real Neo4j, never part of `make test`. `make bench` runs the whole
 # benchmark (economy, scale, floor, load) and writes docs/benchmarks.md with its plots in
-# docs/plots; BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick).
+# docs/plots; BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick). Without NEO4J_URI it
+# restarts the local Neo4j sized for the benchmark's few GB of store: a page cache that holds
+# it (BENCH_PAGECACHE) and a 2g heap (BENCH_HEAP), as a production Neo4j would be sized.
+BENCH_PAGECACHE ?= 4g
+BENCH_HEAP ?= 2g
 bench:
-	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; export NEO4J_URI="$(LOCAL_BOLT)"; fi; \
+	@if [ -z "$${NEO4J_URI:-}" ]; then \
+		NEO4J_LOCAL_PAGECACHE=$(BENCH_PAGECACHE) NEO4J_LOCAL_HEAP=$(BENCH_HEAP) scripts/neo4j-local restart; \
+		export NEO4J_URI="$(LOCAL_BOLT)"; \
+	fi; \
 	go run ./cmd/ctxbench -out docs/benchmarks.md -plots docs/plots $(BENCH_FLAGS)
 
 # The go test benchmark alone: assembly latency over REST on a seeded 1,000-round, 10-branch

@@ -2,6 +2,8 @@ package cypher
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -76,7 +78,8 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	}
 	// One PolicyDecision per distinct decision (kind, outcome, form, reason, rule) and record
 	// type, ABOUT every record it was made for: the same rule applied to many records is
-	// one node, not one per record.
+	// one node, not one per record, and the same decision made again by a later assembly is
+	// the same node (decisionID).
 	decisions := byType()
 	groups := map[[6]string]map[string]any{}
 	for d := range a.AllDecisions() {
@@ -89,10 +92,13 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			g["refs"] = append(g["refs"].([]string), d.Ref)
 			continue
 		}
-		g := map[string]any{"id": newID("pd"), "refs": []string{d.Ref}, "kind": d.Kind, "outcome": d.Outcome,
+		g := map[string]any{"refs": []string{d.Ref}, "kind": d.Kind, "outcome": d.Outcome,
 			"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule}
 		groups[key] = g
 		decisions[d.Type] = append(list, g)
+	}
+	for key, g := range groups {
+		g["id"] = decisionID(accountID, a.ConversationID, a.PolicyVersion, key, g["refs"].([]string))
 	}
 	_, err = writeTx(ctx, s, func(t *tx) (struct{}, error) {
 		req := a.Request
@@ -114,6 +120,21 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		return struct{}{}, nil
 	})
 	return err
+}
+
+// decisionID names a policy decision by what it is: the account and conversation it was made
+// in, the policy version, the record type, kind, outcome, form, reason and rule, and the
+// records it was made for, in order. Assemblies that make the same decision share its node.
+func decisionID(accountID, conversationID, policyVersion string, key [6]string, refs []string) string {
+	h := sha256.New()
+	for _, part := range [][]string{{accountID, conversationID, policyVersion}, key[:], refs} {
+		for _, s := range part {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	return "pd_" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Assembly reads a recorded assembly with its stored policy decisions.

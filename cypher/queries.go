@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // queryFiles holds one .cypher file per operation. Each starts with a header line
@@ -68,19 +69,68 @@ func allQueryNames() []string {
 }
 
 // queryCoverage records which queries ran, so that the integration tests can prove every
-// .cypher file was exercised against the real Neo4j.
+// .cypher file was exercised against the real Neo4j, and how long they took, so that a
+// benchmark can say where a request's time in Neo4j goes.
 type queryCoverage struct {
-	mu  sync.Mutex
-	set map[string]bool
+	mu    sync.Mutex
+	set   map[string]bool
+	times map[string]*QueryTime
+}
+
+// QueryTime sums the runs of one query: Statement is the time from sending it to holding
+// its records, Server the part of it Neo4j reports (result available after plus consumed
+// after). Transactions counts the transactions the query opened (their first statement)
+// and Transaction their whole time, commit included.
+type QueryTime struct {
+	Runs, Transactions             int64
+	Statement, Server, Transaction time.Duration
 }
 
 // coverage is shared by every store of the process.
-var coverage = &queryCoverage{set: map[string]bool{}}
+var coverage = &queryCoverage{set: map[string]bool{}, times: map[string]*QueryTime{}}
 
 func (c *queryCoverage) mark(name string) {
 	c.mu.Lock()
 	c.set[name] = true
 	c.mu.Unlock()
+}
+
+func (c *queryCoverage) timed(name string, statement, server time.Duration) {
+	c.mu.Lock()
+	c.set[name] = true
+	t := c.time(name)
+	t.Runs++
+	t.Statement += statement
+	t.Server += server
+	c.mu.Unlock()
+}
+
+func (c *queryCoverage) transaction(first string, d time.Duration) {
+	c.mu.Lock()
+	t := c.time(first)
+	t.Transactions++
+	t.Transaction += d
+	c.mu.Unlock()
+}
+
+func (c *queryCoverage) time(name string) *QueryTime {
+	t := c.times[name]
+	if t == nil {
+		t = &QueryTime{}
+		c.times[name] = t
+	}
+	return t
+}
+
+// QueryTimes returns the time every query has taken in this process so far.
+func QueryTimes() map[string]QueryTime {
+	coverage.mu.Lock()
+	defer coverage.mu.Unlock()
+	out := make(map[string]QueryTime, len(coverage.times))
+	for n, t := range coverage.times {
+		out[n] = *t
+	}
+	return out
 }
 
 func (c *queryCoverage) ran() []string {

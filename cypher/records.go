@@ -95,6 +95,8 @@ type conversationRecords struct {
 	// viewMu so that assemblies holding mu for reading can keep them.
 	viewMu sync.Mutex
 	views  map[string]*lineageView
+	// prefixRevs remembers seenRev's scans of ancestors, also guarded by viewMu.
+	prefixRevs map[prefixKey]prefixRev
 }
 
 func newConversationRecords(id string) *conversationRecords {

@@ -197,8 +197,8 @@ type lineageView struct {
 var viewSeq atomic.Int64
 
 // viewKey says what a lineage view depends on: the lineage's branches with their depths,
-// fork points and revisions, the conversation-visible memories, the runs and the number of
-// participants.
+// fork points and the revisions of what the lineage sees of them, the conversation-visible
+// memories, the runs and the number of participants.
 func (c *conversationRecords) viewKey(lin lineage, participants int) string {
 	b := make([]byte, 0, 64*len(lin.Branches)+32)
 	for _, br := range lin.Branches {
@@ -208,7 +208,7 @@ func (c *conversationRecords) viewKey(lin lineage, participants int) string {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, br.Cutoff, 10)
 		b = append(b, ':')
-		b = strconv.AppendInt(b, c.marks[br.BranchID], 10)
+		b = strconv.AppendInt(b, c.seenRev(br), 10)
 		b = append(b, ';')
 	}
 	for _, n := range []int64{c.sharedGen, c.runsGen, int64(participants)} {
@@ -217,6 +217,44 @@ func (c *conversationRecords) viewKey(lin lineage, participants int) string {
 	}
 	return string(b)
 }
+
+// seenRev is the revision of what a lineage sees of one of its branches: the branch's own
+// revision for the active branch, and for an ancestor the latest revision among its records
+// up to the fork point. Writes on an ancestor after the fork point (new records, whose seq
+// is past it, and the calls they resolve there) leave the lineage's view as it was; a write
+// that changes a record the lineage inherits stamps it with a newer revision. lineageCandidates
+// reads nothing of an ancestor past its cutoff but conversation-visible memories and runs,
+// which viewKey counts apart.
+func (c *conversationRecords) seenRev(br lineageBranch) int64 {
+	mark := c.marks[br.BranchID]
+	if br.Cutoff == openEnded {
+		return mark
+	}
+	key := prefixKey{br.BranchID, br.Cutoff}
+	c.viewMu.Lock()
+	defer c.viewMu.Unlock()
+	if p, ok := c.prefixRevs[key]; ok && p.mark == mark {
+		return p.rev
+	}
+	var rev int64
+	for _, r := range c.upTo(br.BranchID, br.Cutoff) {
+		rev = max(rev, r.rev)
+	}
+	if c.prefixRevs == nil {
+		c.prefixRevs = map[prefixKey]prefixRev{}
+	}
+	c.prefixRevs[key] = prefixRev{mark: mark, rev: rev}
+	return rev
+}
+
+// prefixKey names the records of a branch up to a fork point; prefixRev is their latest
+// revision, computed when the branch was at revision mark.
+type prefixKey struct {
+	branchID string
+	cutoff   int64
+}
+
+type prefixRev struct{ mark, rev int64 }
 
 // view returns the branch's view when it was built under key, or nil.
 func (c *conversationRecords) view(branchID, key string) *lineageView {

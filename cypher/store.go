@@ -140,6 +140,8 @@ type tx struct {
 	inner neo4j.ManagedTransaction
 	store *Store
 	write bool
+	// first names the transaction's first statement, under which its time is counted.
+	first string
 }
 
 // run executes the named query and collects its records.
@@ -148,6 +150,7 @@ func (t *tx) run(name string, params map[string]any) ([]*neo4j.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	res, err := t.inner.Run(t.ctx, text, params)
 	if err != nil {
 		return nil, err
@@ -156,7 +159,14 @@ func (t *tx) run(name string, params map[string]any) ([]*neo4j.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	coverage.mark(name)
+	var server time.Duration
+	if sum, err := res.Consume(t.ctx); err == nil {
+		server = sum.ResultAvailableAfter() + sum.ResultConsumedAfter()
+	}
+	coverage.timed(name, time.Since(start), server)
+	if t.first == "" {
+		t.first = name
+	}
 	if t.write && t.store.AfterStatement != nil {
 		if err := t.store.AfterStatement(name); err != nil {
 			return nil, err
@@ -188,17 +198,24 @@ func readTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (
 func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work func(t *tx) (T, error)) (T, error) {
 	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
 	defer session.Close(ctx)
+	var first string
 	fn := func(inner neo4j.ManagedTransaction) (T, error) {
-		return work(&tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite})
+		t := &tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite}
+		defer func() { first = t.first }()
+		return work(t)
 	}
 	var (
 		out T
 		err error
 	)
+	start := time.Now()
 	if mode == neo4j.AccessModeWrite {
 		out, err = neo4j.ExecuteWrite(ctx, session, fn)
 	} else {
 		out, err = neo4j.ExecuteRead(ctx, session, fn)
+	}
+	if first != "" {
+		coverage.transaction(first, time.Since(start))
 	}
 	if err != nil {
 		var zero T

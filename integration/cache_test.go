@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -306,6 +307,72 @@ func TestSharedViewsFollowWrites(t *testing.T) {
 	for _, id := range ids {
 		rep := h.must(http.StatusOK, http.MethodPost, "/v1/assemblies/"+id+"/replay", nil)
 		if rep["identical"] != true {
+			t.Errorf("assembly %s: shared and fresh reads differ: %v", id, rep["differences"])
+		}
+	}
+}
+
+// TestAncestorWritesPastTheForkKeepTheView checks what a fork's lineage view depends on in
+// an ancestor: writes there past the fork point leave it shared, a write that changes a record
+// the fork inherits (the result of a call made before the fork) does not. Every assembly is
+// replayed against a fresh read of the graph.
+func TestAncestorWritesPastTheForkKeepTheView(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	m2 := str(h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+w.branch+"/messages",
+		map[string]any{"role": "user", "content": "and the Q4 ones"}), "id")
+	fork := str(h.must(http.StatusCreated, http.MethodPost, "/v1/conversations/"+w.conv+"/branches",
+		map[string]any{"parentBranchId": w.branch, "forkAfterMessageId": m2, "name": "fork"}), "id")
+	var ids []string
+	assemble := func() map[string]any {
+		t.Helper()
+		out := h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies",
+			map[string]any{"branchId": fork, "participantId": w.participant, "tokenBudget": 4000, "trace": true})
+		ids = append(ids, str(out, "id"))
+		return out
+	}
+	shared := func() int64 { return sharedStore.RecordCacheStats().SharedViews }
+
+	if got := includedAs(assemble())[w.call]; got != "recovery" {
+		t.Fatalf("the fork's inherited pending call %s: %q, want recovery", w.call, got)
+	}
+	before := shared()
+	h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+w.branch+"/messages",
+		map[string]any{"role": "user", "content": "past the fork point"})
+	a := assemble()
+	if n := shared() - before; n != 1 {
+		t.Errorf("after a message on the parent past the fork point: %d shared views, want 1", n)
+	}
+	if got := includedAs(a)[w.call]; got != "recovery" {
+		t.Errorf("the fork's inherited pending call after a parent message: %q, want recovery", got)
+	}
+	// Both assemblies made the same recovery decision about the call: the second links the
+	// PolicyDecision the first wrote (its id is its content), and each record reads it.
+	for _, id := range ids {
+		rec, err := sharedStore.Assembly(t.Context(), h.account, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, d := range rec.Decisions {
+			if d.Ref == w.call {
+				kinds = append(kinds, d.Kind+"/"+d.Outcome+"/"+d.Rule)
+			}
+		}
+		if len(kinds) != 1 || !strings.HasPrefix(kinds[0], "recovery/included/") {
+			t.Errorf("assembly %s: stored decisions about the pending call %s: %v, want one recovery/included", id, w.call, kinds)
+		}
+	}
+
+	before = shared()
+	h.must(http.StatusCreated, http.MethodPost, "/v1/tool-calls/"+w.call+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"rows": 3}})
+	assemble()
+	if n := shared() - before; n != 0 {
+		t.Errorf("after the parent recorded the result of a call the fork inherits: %d shared views, want 0", n)
+	}
+	for _, id := range ids {
+		if rep := h.must(http.StatusOK, http.MethodPost, "/v1/assemblies/"+id+"/replay", nil); rep["identical"] != true {
 			t.Errorf("assembly %s: shared and fresh reads differ: %v", id, rep["differences"])
 		}
 	}

@@ -106,6 +106,8 @@ type harness struct {
 	asm      *assembly.Service
 	key      string
 	otherKey string
+	// account is the account of key.
+	account string
 }
 
 func newHarness(t *testing.T) *harness {
@@ -114,11 +116,12 @@ func newHarness(t *testing.T) *harness {
 
 func newHarnessWith(t *testing.T, store *cypher.Store, maxBody string) *harness {
 	t.Helper()
-	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store)}
+	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store),
+		account: "acct-" + randomHex(6)}
 	h.srv = api.New(api.Config{
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
 		Assembler: h.asm, Assemblies: store,
-		Keys: map[string]string{h.key: "acct-" + randomHex(6), h.otherKey: "other-" + randomHex(6)},
+		Keys: map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
 	})
 	return h
 }

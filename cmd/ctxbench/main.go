@@ -19,6 +19,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,6 +30,7 @@ import (
 	"image/color"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	mrand "math/rand/v2"
 	"net"
@@ -46,6 +48,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -107,7 +110,7 @@ func main() {
 	flag.DurationVar(&o.loadDur, "load-duration", 0, "duration of each load level (default 30s, 10s with -quick)")
 	flag.StringVar(&o.clients, "clients", "1,4,16,64", "concurrent clients of the load levels")
 	flag.BoolVar(&o.cleanup, "cleanup", true, "at the end of the run, delete the conversations it made (DELETE /v1/conversations/{id}); failures are reported, not fatal")
-	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies (off when empty)")
+	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies and of each load level (off when empty)")
 	flag.IntVar(&o.seedConc, "seed-concurrency", 4, "seed.Config.Concurrency (branches written in parallel)")
 	flag.DurationVar(&o.seedLimit, "seed-timeout", 15*time.Minute, "give up seeding a scale row after this long and skip the remaining rows of that size (0: no limit)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every measurement as JSON to this file")
@@ -891,16 +894,8 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		row.Errors++
 		row.Err = fmt.Sprintf("cold call: %d %v %s", st, err, clip(out))
 	}
-	stopProfile := func() {}
-	if b.o.pprofDir != "" {
-		if err := os.MkdirAll(b.o.pprofDir, 0o755); err == nil {
-			f, err := os.Create(filepath.Join(b.o.pprofDir, "assembly-"+row.name()+".pprof"))
-			if err == nil && pprof.StartCPUProfile(f) == nil {
-				row.Profile = f.Name()
-				stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
-			}
-		}
-	}
+	var stopProfile func()
+	row.Profile, stopProfile = b.startProfile("assembly-" + row.name())
 	var t timedAssemblies
 	for i := 0; i < n; i++ {
 		t.assemble(ctx, b, body)
@@ -968,6 +963,27 @@ type timedAssemblies struct {
 	err    string
 }
 
+// startProfile starts a Go CPU profile of the process (server and clients) into
+// DIR/name.pprof when -pprof DIR is set; it returns the file's name ("" when none) and the
+// function that stops it.
+func (b *bench) startProfile(name string) (string, func()) {
+	if b.o.pprofDir == "" {
+		return "", func() {}
+	}
+	if err := os.MkdirAll(b.o.pprofDir, 0o755); err != nil {
+		return "", func() {}
+	}
+	f, err := os.Create(filepath.Join(b.o.pprofDir, name+".pprof"))
+	if err != nil {
+		return "", func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return "", func() {}
+	}
+	return f.Name(), func() { pprof.StopCPUProfile(); f.Close() }
+}
+
 func (t *timedAssemblies) assemble(ctx context.Context, b *bench, body []byte) {
 	st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", body)
 	if err != nil || st != http.StatusCreated {
@@ -1012,6 +1028,13 @@ type loadLevel struct {
 	AsmLat      stats
 	WriteLat    stats
 	AllLat      stats
+	// Queries is the time each Cypher query took during the level (cypher.QueryTimes).
+	Queries map[string]cypher.QueryTime
+	// Profile is the Go CPU profile of the level (-pprof).
+	Profile string
+	// Neo4jCores and SelfCores are the CPU time the local Neo4j (-1: not measured) and this
+	// process (server and clients) used during the level, per second of wall time.
+	Neo4jCores, SelfCores float64
 }
 
 type loadResult struct {
@@ -1095,6 +1118,7 @@ func (b *bench) runLoad(ctx context.Context) {
 		logf("load %d clients: %d requests in %s (%.1f req/s, %.1f assemblies/s), assembly p99 %s, write p99 %s, errors %d",
 			clients, lv.Requests, lv.Elapsed.Round(time.Millisecond), rate(lv.Requests, lv.Elapsed), rate(lv.Assemblies, lv.Elapsed),
 			ms(lv.AsmLat.P99), ms(lv.WriteLat.P99), lv.Errors)
+		logf("  CPU: Neo4j %.2f cores, ctxbench (server and clients) %.2f cores", lv.Neo4jCores, lv.SelfCores)
 		if lv.Errors > 0 {
 			b.failures = append(b.failures, fmt.Sprintf("load %d clients: %d errors (%s)", clients, lv.Errors, strings.Join(lv.ErrSamples, "; ")))
 		}
@@ -1115,6 +1139,10 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	}
 	deadline := time.Now().Add(b.o.loadDur)
 	start := time.Now()
+	queriesBefore := cypher.QueryTimes()
+	neoBefore, selfBefore := b.neo4jCPU(), selfCPU()
+	var stopProfile func()
+	lv.Profile, stopProfile = b.startProfile(fmt.Sprintf("load-%d", clients))
 	var wg sync.WaitGroup
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
@@ -1157,9 +1185,77 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	}
 	wg.Wait()
 	lv.Elapsed = time.Since(start)
+	stopProfile()
+	if neoBefore >= 0 {
+		lv.Neo4jCores = (b.neo4jCPU() - neoBefore).Seconds() / lv.Elapsed.Seconds()
+	}
+	lv.SelfCores = (selfCPU() - selfBefore).Seconds() / lv.Elapsed.Seconds()
+	lv.Queries = queryTimesSince(queriesBefore)
 	all = append(append(all, asm...), wr...)
 	lv.AsmLat, lv.WriteLat, lv.AllLat = summarize(asm), summarize(wr), summarize(all)
 	return lv
+}
+
+func meanMs(d time.Duration, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / 1000 / float64(n)
+}
+
+// neo4jCPU is the CPU time the local Neo4j has used (user and system, from /proc), or -1
+// when its process is not known.
+func (b *bench) neo4jCPU() time.Duration {
+	if b.dataDir == "" {
+		return -1
+	}
+	pid, err := os.ReadFile(filepath.Join(filepath.Dir(b.dataDir), "neo4j.pid"))
+	if err != nil {
+		return -1
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "stat"))
+	if err != nil {
+		return -1
+	}
+	// Fields after the command name (which may hold spaces): utime and stime are the 12th
+	// and 13th, in clock ticks of 1/100 s (USER_HZ on Linux).
+	rest := string(stat)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// selfCPU is the CPU time this process has used (user and system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// queryTimesSince returns the time each query took since before was taken.
+func queryTimesSince(before map[string]cypher.QueryTime) map[string]cypher.QueryTime {
+	out := map[string]cypher.QueryTime{}
+	for name, t := range cypher.QueryTimes() {
+		b := before[name]
+		d := cypher.QueryTime{Runs: t.Runs - b.Runs, Transactions: t.Transactions - b.Transactions,
+			Statement: t.Statement - b.Statement, Server: t.Server - b.Server, Transaction: t.Transaction - b.Transaction}
+		if d.Runs > 0 || d.Transactions > 0 {
+			out[name] = d
+		}
+	}
+	return out
 }
 
 // writeToolResult records a web_search call on a run and its ~2 KB result: two requests. It
@@ -1805,11 +1901,52 @@ func (b *bench) reportLoad(pf func(string, ...any)) {
 			ms(lv.AsmLat.P50), ms(lv.AsmLat.P99), ms(lv.WriteLat.P50), ms(lv.WriteLat.P99), ms(lv.AllLat.P99), lv.Errors)
 	}
 	pf("\nLatencies in ms. The wall time runs past the level's duration by the requests in flight when it ends.\n\n")
+	b.reportLoadCost(pf)
 	for _, lv := range l.Levels {
 		if len(lv.ErrSamples) > 0 {
 			pf("- %d clients, errors: %s\n", lv.Clients, oneLine(strings.Join(lv.ErrSamples, "; ")))
 		}
 	}
+}
+
+// reportLoadCost says where each level's CPU went (Neo4j, this process) and how long each
+// Cypher query took, per request it served.
+func (b *bench) reportLoadCost(pf func(string, ...any)) {
+	l := b.load
+	pf("### Where the time goes under load\n\n")
+	pf("CPU of the machine's %s cores per second of each level: the local Neo4j's (from /proc) and this process's, which is the server and the clients together; then, per assembly or tool result served, the CPU each spent (the clients' share included in the second).\n\n", strconv.Itoa(b.sys.NProc))
+	pf("| clients | Neo4j cores | ctxbench cores | Neo4j ms per (assembly + tool result) | ctxbench ms per (assembly + tool result) |\n|---:|---:|---:|---:|---:|\n")
+	for _, lv := range l.Levels {
+		served := float64(lv.Assemblies+lv.ToolResults) / 2
+		neo, per := "—", "—"
+		if lv.Neo4jCores >= 0 && served > 0 {
+			neo = fmt.Sprintf("%.2f", lv.Neo4jCores)
+			per = fmt.Sprintf("%.2f", lv.Neo4jCores*lv.Elapsed.Seconds()*1000/served)
+		}
+		self := "—"
+		if served > 0 {
+			self = fmt.Sprintf("%.2f", lv.SelfCores*lv.Elapsed.Seconds()*1000/served)
+		}
+		pf("| %d | %s | %.2f | %s | %s |\n", lv.Clients, neo, lv.SelfCores, per, self)
+	}
+	pf("\nEach Cypher query of each level: how often it ran, its mean time from sending it to holding its records (statement) and the part of that Neo4j reports as its own (server: result available after plus consumed after), and, counted under the first statement of each transaction (the tool-call and tool-result writes both begin with LocateRecords), the mean time of the whole transaction (commit and waiting for a pooled connection included). Under load, both include waiting for a core.\n\n")
+	pf("| clients | query | runs | statement ms | server ms | transactions | transaction ms |\n|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, lv := range l.Levels {
+		names := slices.Collect(maps.Keys(lv.Queries))
+		slices.SortFunc(names, func(x, y string) int {
+			return cmp.Compare(lv.Queries[y].Statement+lv.Queries[y].Transaction, lv.Queries[x].Statement+lv.Queries[x].Transaction)
+		})
+		for _, n := range names {
+			q := lv.Queries[n]
+			tx := "—"
+			if q.Transactions > 0 {
+				tx = fmt.Sprintf("%.2f", meanMs(q.Transaction, q.Transactions))
+			}
+			pf("| %d | %s | %s | %.2f | %.2f | %s | %s |\n", lv.Clients, n, thousands(int(q.Runs)), meanMs(q.Statement, q.Runs),
+				meanMs(q.Server, q.Runs), thousands(int(q.Transactions)), tx)
+		}
+	}
+	pf("\n")
 }
 
 func (b *bench) reportTargets(pf func(string, ...any)) {
@@ -1950,21 +2087,35 @@ func readSysInfo(o options, dataDir string) sysInfo {
 		jars, _ := filepath.Glob(filepath.Join(home, "lib", "neo4j-kernel-[0-9]*.jar"))
 		if len(jars) > 0 {
 			v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(jars[0]), "neo4j-kernel-"), ".jar")
-			heap := "?"
-			if pid, err := os.ReadFile(filepath.Join(home, "neo4j.pid")); err == nil {
-				if cmd, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "cmdline")); err == nil {
-					for _, a := range strings.Split(string(cmd), "\x00") {
-						if strings.HasPrefix(a, "-Xmx") {
-							heap = strings.TrimPrefix(a, "-Xmx")
-						}
-					}
-				}
-			}
-			s.Neo4j = fmt.Sprintf("Community %s, the project's local launcher (%s): heap %s, page cache %s, transaction memory %s; shared with whatever else uses it during the run",
-				v, o.neo4jURI, heap, orDefault(os.Getenv("NEO4J_LOCAL_PAGECACHE"), "256m"), orDefault(os.Getenv("NEO4J_LOCAL_TX_MEMORY"), "512m"))
+			set := startupSettings(filepath.Join(home, "logs", "debug.log"), "server.memory.heap.max_size",
+				"server.memory.pagecache.size", "dbms.memory.transaction.total.max")
+			s.Neo4j = fmt.Sprintf("Community %s, the project's local launcher (%s): heap %s, page cache %s, transaction memory %s (as its debug.log reports them); shared with whatever else uses it during the run",
+				v, o.neo4jURI, set[0], set[1], set[2])
 		}
 	}
 	return s
+}
+
+// startupSettings returns the values of the named settings as the last start of Neo4j
+// logged them in its debug.log ("?" for one not found).
+func startupSettings(debugLog string, names ...string) []string {
+	out := make([]string, len(names))
+	for i := range out {
+		out[i] = "?"
+	}
+	body, err := os.ReadFile(debugLog)
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		line = strings.TrimSpace(line)
+		for i, n := range names {
+			if v, ok := strings.CutPrefix(line, n+"="); ok {
+				out[i] = v
+			}
+		}
+	}
+	return out
 }
 
 // neo4jDataDir is the Neo4j data directory to measure, when it is known.

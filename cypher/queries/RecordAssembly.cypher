@@ -2,11 +2,15 @@
 // The record of one assembly, in one statement: the request it answered, what it sent (as
 // JSON text for Browser readers), FOR_RUN to its run, INCLUDED {as, position} to every record
 // it serialised, and its stored policy decisions (privacy, routing, freshness, rehydration
-// and recovery): one PolicyDecision per distinct decision and record type, CONSTRAINS the
-// assembly and ABOUT every record it was made for (also listed in its refs, for readers of
-// the node alone). $included and $decisions group the records by type, so that each is
-// found by one unique-index seek. (Window, budget, branch and other bulk omissions are
-// counted on the assembly.)
+// and recovery): one PolicyDecision per distinct decision and record type, ABOUT every
+// record it was made for (also listed in its refs, for readers of the node alone), that
+// CONSTRAINS every assembly it was made for. Its id is derived from its content, so an
+// assembly whose decision was made before links the existing node (MERGE: concurrent
+// assemblies agree on one) instead of writing it and its ABOUT edges again;
+// firstAssemblyId names the assembly that wrote it. (Window, budget, branch and other bulk
+// omissions are counted on the assembly.)
+// $included and $decisions group the records by type, so that each is found by one
+// unique-index seek.
 MATCH (c:Conversation {id: $conversationId, accountId: $accountId})
 CREATE (a:ContextAssembly {id: $id, accountId: $accountId, conversationId: c.id, branchId: $branchId,
                            participantId: $participantId, runId: $runId, runtimeKind: $runtimeKind,
@@ -52,66 +56,72 @@ CALL (a) {
 }
 CALL (a) {
   UNWIND $decisions.message AS dec
-  CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
-                            outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
+  MERGE (d:PolicyDecision {id: dec.id, accountId: $accountId})
+    ON CREATE SET d += {conversationId: a.conversationId, kind: dec.kind, outcome: dec.outcome, as: dec.as,
+                        reason: dec.reason, rule: dec.rule, policyVersion: $policyVersion, refs: dec.refs,
+                        firstAssemblyId: a.id, createdAt: a.createdAt}
   CREATE (d)-[:CONSTRAINS]->(a)
-  WITH d, dec
+  WITH d, dec WHERE d.firstAssemblyId = $id
   UNWIND dec.refs AS ref
   MATCH (n:Message {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.memory AS dec
-  CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
-                            outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
+  MERGE (d:PolicyDecision {id: dec.id, accountId: $accountId})
+    ON CREATE SET d += {conversationId: a.conversationId, kind: dec.kind, outcome: dec.outcome, as: dec.as,
+                        reason: dec.reason, rule: dec.rule, policyVersion: $policyVersion, refs: dec.refs,
+                        firstAssemblyId: a.id, createdAt: a.createdAt}
   CREATE (d)-[:CONSTRAINS]->(a)
-  WITH d, dec
+  WITH d, dec WHERE d.firstAssemblyId = $id
   UNWIND dec.refs AS ref
   MATCH (n:ToolMemory {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.artifact AS dec
-  CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
-                            outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
+  MERGE (d:PolicyDecision {id: dec.id, accountId: $accountId})
+    ON CREATE SET d += {conversationId: a.conversationId, kind: dec.kind, outcome: dec.outcome, as: dec.as,
+                        reason: dec.reason, rule: dec.rule, policyVersion: $policyVersion, refs: dec.refs,
+                        firstAssemblyId: a.id, createdAt: a.createdAt}
   CREATE (d)-[:CONSTRAINS]->(a)
-  WITH d, dec
+  WITH d, dec WHERE d.firstAssemblyId = $id
   UNWIND dec.refs AS ref
   MATCH (n:ToolArtifact {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.tool_call AS dec
-  CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
-                            outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
+  MERGE (d:PolicyDecision {id: dec.id, accountId: $accountId})
+    ON CREATE SET d += {conversationId: a.conversationId, kind: dec.kind, outcome: dec.outcome, as: dec.as,
+                        reason: dec.reason, rule: dec.rule, policyVersion: $policyVersion, refs: dec.refs,
+                        firstAssemblyId: a.id, createdAt: a.createdAt}
   CREATE (d)-[:CONSTRAINS]->(a)
-  WITH d, dec
+  WITH d, dec WHERE d.firstAssemblyId = $id
   UNWIND dec.refs AS ref
   MATCH (n:ToolCall {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.checkpoint AS dec
-  CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
-                            outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
+  MERGE (d:PolicyDecision {id: dec.id, accountId: $accountId})
+    ON CREATE SET d += {conversationId: a.conversationId, kind: dec.kind, outcome: dec.outcome, as: dec.as,
+                        reason: dec.reason, rule: dec.rule, policyVersion: $policyVersion, refs: dec.refs,
+                        firstAssemblyId: a.id, createdAt: a.createdAt}
   CREATE (d)-[:CONSTRAINS]->(a)
-  WITH d, dec
+  WITH d, dec WHERE d.firstAssemblyId = $id
   UNWIND dec.refs AS ref
   MATCH (n:Checkpoint {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
 }
 CALL (a) {
   UNWIND $decisions.skill_state AS dec
-  CREATE (d:PolicyDecision {id: dec.id, accountId: $accountId, conversationId: a.conversationId, kind: dec.kind,
-                            outcome: dec.outcome, as: dec.as, reason: dec.reason, rule: dec.rule,
-                            policyVersion: $policyVersion, refs: dec.refs, createdAt: a.createdAt})
+  MERGE (d:PolicyDecision {id: dec.id, accountId: $accountId})
+    ON CREATE SET d += {conversationId: a.conversationId, kind: dec.kind, outcome: dec.outcome, as: dec.as,
+                        reason: dec.reason, rule: dec.rule, policyVersion: $policyVersion, refs: dec.refs,
+                        firstAssemblyId: a.id, createdAt: a.createdAt}
   CREATE (d)-[:CONSTRAINS]->(a)
-  WITH d, dec
+  WITH d, dec WHERE d.firstAssemblyId = $id
   UNWIND dec.refs AS ref
   MATCH (n:SkillState {id: ref, accountId: $accountId})
   CREATE (d)-[:ABOUT]->(n)
