@@ -33,11 +33,17 @@ type judgement struct {
 	// (zero: any).
 	validFrom, validUntil time.Time
 	used                  time.Time
+	// shape is the key without the view's revision: the branch and the request shape.
+	shape string
 }
 
-// judgementCacheSize is how many judgements a Service keeps; each holds one verdict per
-// candidate of its lineage.
-const judgementCacheSize = 32
+// judgementCacheSize is how many judgements a Service keeps, and judgementCacheVerdicts how
+// many verdicts they may hold in all (each holds one per candidate of its lineage, and keeps
+// its view's candidates alive): a few lineages of 10,000 rounds fill it.
+const (
+	judgementCacheSize     = 32
+	judgementCacheVerdicts = 400_000
+)
 
 type judgements struct {
 	mu      sync.Mutex
@@ -53,9 +59,17 @@ func (s *Service) ReusedJudgements() int64 {
 	return s.judgements.reused
 }
 
-func judgementKey(view, policyVersion string, req policy.Request, encoding string) string {
-	return strings.Join([]string{view, policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
+// judgementKey returns the key of a judgement and its shape, the same key with the view's
+// branch in place of the view (conversation/branch/sequence): a branch has one current view,
+// so a judgement of an earlier view of it will not be asked for again.
+func judgementKey(view, policyVersion string, req policy.Request, encoding string) (key, shape string) {
+	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
 		encoding, strings.Join(req.ExactArtifactIDs, ",")}, "\x00")
+	branch := view
+	if i := strings.LastIndexByte(view, '/'); i >= 0 {
+		branch = view[:i]
+	}
+	return view + "\x00" + rest, branch + "\x00" + rest
 }
 
 // get returns the judgement kept under key when it holds at now, or nil.
@@ -71,7 +85,9 @@ func (js *judgements) get(key string, now time.Time) *judgement {
 	return j
 }
 
-// put keeps a judgement, dropping the least recently used beyond judgementCacheSize.
+// put keeps a judgement in place of any of the same shape (judgements of earlier views of
+// the branch), dropping the least recently used beyond judgementCacheSize entries or
+// judgementCacheVerdicts verdicts.
 func (js *judgements) put(key string, j *judgement) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -79,8 +95,20 @@ func (js *judgements) put(key string, j *judgement) {
 		js.entries = map[string]*judgement{}
 	}
 	j.used = time.Now()
+	for k, e := range js.entries {
+		if e.shape == j.shape {
+			delete(js.entries, k)
+		}
+	}
 	js.entries[key] = j
-	for len(js.entries) > judgementCacheSize {
+	verdicts := func() int {
+		n := 0
+		for _, e := range js.entries {
+			n += len(e.verdicts)
+		}
+		return n
+	}
+	for len(js.entries) > judgementCacheSize || (len(js.entries) > 1 && verdicts() > judgementCacheVerdicts) {
 		var oldest string
 		for k, e := range js.entries {
 			if oldest == "" || e.used.Before(js.entries[oldest].used) {

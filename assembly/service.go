@@ -96,10 +96,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
 	}
-	key := ""
+	key, shape := "", ""
 	var j *judgement
 	if snap.View != "" {
-		key = judgementKey(snap.View, v.ID, judgedReq, tk.Name())
+		key, shape = judgementKey(snap.View, v.ID, judgedReq, tk.Name())
 		j = s.judgements.get(key, req.Now)
 	}
 	var policyTime, serializeTime time.Duration
@@ -111,6 +111,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		graphTime += readTime
 		if key != "" {
 			j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
+			j.shape = shape
 			s.judgements.put(key, j)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -325,9 +327,34 @@ func (s *Store) RecordCacheStats() RecordCacheStats {
 const GCPercent = 400
 
 // TuneGarbageCollector applies GCPercent unless the GOGC environment variable says
-// otherwise; the ctxgraph server and the benchmark call it at start.
+// otherwise, and, unless GOMEMLIMIT does, a soft memory limit of a quarter of the machine's
+// memory (at least 1 GiB): GCPercent lets the heap grow to five times what is live, and the
+// limit makes the collector run sooner instead when that would not fit. The ctxgraph server
+// and the benchmark call it at start.
 func TuneGarbageCollector() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(max(memTotal()/4, 1<<30))
+	}
+}
+
+// memTotal is the machine's memory in bytes (MemTotal in /proc/meminfo), 0 when unknown.
+func memTotal() int64 {
+	body, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -707,6 +707,9 @@ func boltHandshake(addr string) (time.Duration, error) {
 
 type scaleRow struct {
 	Rounds, Branches, Participants int
+	// HeapMB is the Go heap live after the row (after a forced collection): the server's
+	// conversation copies, views and judgements, with the benchmark's own data.
+	HeapMB float64
 	Summary                        seed.Summary
 	SeedErr                        string
 	SeedAttempts                   int
@@ -946,9 +949,13 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 	if row.Errors > 0 {
 		b.failures = append(b.failures, fmt.Sprintf("scale %s: %d assembly errors (last: %s)", row.name(), row.Errors, clipS(row.Err, 300)))
 	}
-	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d; after a write p50 %s p99 %s",
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	row.HeapMB = float64(mem.HeapAlloc) / (1 << 20)
+	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d; after a write p50 %s p99 %s; Go heap live %.0f MB",
 		row.name(), len(t.ds), row.Target.Name, row.Target.Depth, row.Target.LineageRounds, ms(row.Lat.P50), ms(row.Lat.P95), ms(row.Lat.P99),
-		row.Assembled, row.Baseline, row.Errors, ms(row.AfterWrite.P50), ms(row.AfterWrite.P99))
+		row.Assembled, row.Baseline, row.Errors, ms(row.AfterWrite.P50), ms(row.AfterWrite.P99), row.HeapMB)
 }
 
 // afterWrites is how many assemblies each scale row times right after a write.
