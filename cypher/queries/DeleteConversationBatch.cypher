@@ -2,15 +2,16 @@
 // Deletes up to $limit more nodes recorded under a conversation that is marked deleted,
 // with their relationships, and finally the conversation itself; returns how many nodes it
 // deleted (0: nothing was left). Batches keep each transaction within Neo4j's transaction
-// memory limit however long the conversation was. Assemblies and their decisions go first:
-// they hold most of the relationships (INCLUDED, ABOUT), and a memory or message that
-// thousands of assemblies included is cheap to delete once they are gone.
+// memory limit however long the conversation was. Assemblies go first, then their
+// decisions: they hold most of the relationships (INCLUDED; CONSTRAINS, of which a decision
+// shared by thousands of assemblies has thousands), and a decision, memory or message that
+// thousands of assemblies named is cheap to delete once they are gone.
 MATCH (c:Conversation {id: $id, accountId: $accountId})
 WHERE c.deletedAt IS NOT NULL
 CALL (c) {
   CALL (c) {
-    MATCH (n:PolicyDecision {conversationId: c.id}) RETURN n
-    UNION ALL MATCH (n:ContextAssembly {conversationId: c.id}) RETURN n
+    MATCH (n:ContextAssembly {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:PolicyDecision {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Message {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ModelRun {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ToolCall {conversationId: c.id}) RETURN n
