@@ -59,17 +59,13 @@ func (s *Service) ReusedJudgements() int64 {
 	return s.judgements.reused
 }
 
-// judgementKey returns the key of a judgement and its shape, the same key with the view's
-// branch in place of the view (conversation/branch/sequence): a branch has one current view,
-// so a judgement of an earlier view of it will not be asked for again.
-func judgementKey(view, policyVersion string, req policy.Request, encoding string) (key, shape string) {
+// judgementKey returns the key of a judgement of a view of a branch, and its shape: the same
+// key with the branch in place of the view. A branch has one current view, so a judgement of
+// an earlier view of it will not be asked for again.
+func judgementKey(view, branchID, policyVersion string, req policy.Request, encoding string) (key, shape string) {
 	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
 		encoding, strings.Join(req.ExactArtifactIDs, ",")}, "\x00")
-	branch := view
-	if i := strings.LastIndexByte(view, '/'); i >= 0 {
-		branch = view[:i]
-	}
-	return view + "\x00" + rest, branch + "\x00" + rest
+	return view + "\x00" + rest, branchID + "\x00" + rest
 }
 
 // get returns the judgement kept under key when it holds at now, or nil.

@@ -13,26 +13,26 @@ import (
 func TestJudgementsKeepOnePerBranchAndShape(t *testing.T) {
 	var js judgements
 	req := policy.Request{ParticipantID: "pt_1", RuntimeKind: "chat", Provider: "openai"}
-	put := func(view string, verdicts int) string {
-		key, shape := judgementKey(view, "default@1", req, "o200k_base")
+	put := func(view, branch string, verdicts int) string {
+		key, shape := judgementKey(view, branch, "default@1", req, "o200k_base")
 		js.put(key, &judgement{verdicts: make([]policy.Verdict, verdicts), shape: shape})
 		return key
 	}
-	other := put("cnv_1/br_b/1", 10)
+	other := put("cnv_1/br_b/1", "br_b", 10)
 	for seq := 1; seq <= 5; seq++ {
-		put(fmt.Sprintf("cnv_1/br_a/%d", seq), 10)
+		put(fmt.Sprintf("cnv_1/br_a/%d", seq), "br_a", 10)
 	}
 	if len(js.entries) != 2 || js.entries[other] == nil {
 		t.Fatalf("after five views of br_a and one of br_b: %d judgements (want 2, br_b's kept)", len(js.entries))
 	}
 	otherReq := req
 	otherReq.ParticipantID = "pt_2"
-	key, shape := judgementKey("cnv_1/br_a/5", "default@1", otherReq, "o200k_base")
+	key, shape := judgementKey("cnv_1/br_a/5", "br_a", "default@1", otherReq, "o200k_base")
 	js.put(key, &judgement{verdicts: make([]policy.Verdict, 10), shape: shape})
 	if len(js.entries) != 3 {
 		t.Fatalf("another participant's judgement of the same view: %d judgements, want 3", len(js.entries))
 	}
-	big := put("cnv_2/br_c/1", judgementCacheVerdicts)
+	big := put("cnv_2/br_c/1", "br_c", judgementCacheVerdicts)
 	if len(js.entries) != 1 || js.entries[big] == nil {
 		t.Errorf("a judgement of %d verdicts: %d judgements kept, want only it", judgementCacheVerdicts, len(js.entries))
 	}

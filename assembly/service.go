@@ -99,7 +99,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	key, shape := "", ""
 	var j *judgement
 	if snap.View != "" {
-		key, shape = judgementKey(snap.View, v.ID, judgedReq, tk.Name())
+		key, shape = judgementKey(snap.View, req.BranchID, v.ID, judgedReq, tk.Name())
 		j = s.judgements.get(key, req.Now)
 	}
 	var policyTime, serializeTime time.Duration

@@ -1193,8 +1193,9 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	wg.Wait()
 	lv.Elapsed = time.Since(start)
 	stopProfile()
-	if neoBefore >= 0 {
-		lv.Neo4jCores = (b.neo4jCPU() - neoBefore).Seconds() / lv.Elapsed.Seconds()
+	lv.Neo4jCores = -1
+	if neoAfter := b.neo4jCPU(); neoBefore >= 0 && neoAfter >= neoBefore {
+		lv.Neo4jCores = (neoAfter - neoBefore).Seconds() / lv.Elapsed.Seconds()
 	}
 	lv.SelfCores = (selfCPU() - selfBefore).Seconds() / lv.Elapsed.Seconds()
 	lv.Queries = queryTimesSince(queriesBefore)
