@@ -100,26 +100,23 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	for key, g := range groups {
 		g["id"] = decisionID(accountID, a.ConversationID, a.PolicyVersion, key, g["refs"].([]string))
 	}
-	_, err = writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		req := a.Request
-		rec, err := t.one("RecordAssembly", map[string]any{
-			"id": a.ID, "accountId": accountID, "conversationId": a.ConversationID, "branchId": req.BranchID,
-			"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
-			"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
-			"exactArtifactIds": orEmpty(req.ExactArtifactIDs), "policyVersion": a.PolicyVersion,
-			"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
-			"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
-			"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
-		})
-		if err != nil {
-			return struct{}{}, err
-		}
-		if rec == nil {
-			return struct{}{}, model.NotFound("conversation", a.ConversationID)
-		}
-		return struct{}{}, nil
+	req := a.Request
+	rec, err := writeSingle(ctx, s, "RecordAssembly", map[string]any{
+		"id": a.ID, "accountId": accountID, "conversationId": a.ConversationID, "branchId": req.BranchID,
+		"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
+		"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
+		"exactArtifactIds": orEmpty(req.ExactArtifactIDs), "policyVersion": a.PolicyVersion,
+		"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
+		"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
+		"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return model.NotFound("conversation", a.ConversationID)
+	}
+	return nil
 }
 
 // decisionID names a policy decision by what it is: the account and conversation it was made

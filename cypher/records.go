@@ -86,9 +86,6 @@ type conversationRecords struct {
 	// runs are shared by the records they own: a run's end is merged in place.
 	runs map[string]*cachedRun
 	used time.Time
-	// latest is the latest time stamped on anything the copy holds (recordedAt,
-	// promotedAt, a run's endRecordedAt): a snapshot as of that time or later sees all of it.
-	latest time.Time
 	// sharedGen counts the changes to conversation-visible memories, runsGen the changes
 	// to runs: with the revisions of a lineage's branches they say whether a lineage view
 	// built earlier is still the lineage's current one.
@@ -136,18 +133,10 @@ func (c *conversationRecords) merge(kind string, records []any) {
 	}
 }
 
-// stamped notes a merged record's times, and a change to a conversation-visible memory.
+// stamped notes a change to a conversation-visible memory.
 func (c *conversationRecords) stamped(r *cachedRecord) {
-	c.later(&r.recordedAt)
-	c.later(r.promotedAt)
 	if r.kind == recMemory && r.base.Visibility == "conversation" {
 		c.sharedGen++
-	}
-}
-
-func (c *conversationRecords) later(t *time.Time) {
-	if t != nil && t.After(c.latest) {
-		c.latest = *t
 	}
 }
 
@@ -190,7 +179,6 @@ func (c *conversationRecords) mergeRuns(runs []any) {
 		if r := c.run(p.str("id")); !r.known || r.rev < p.i64("rev") {
 			*r = cachedRun{known: true, rev: p.i64("rev"), parentRunID: p.str("parentRunId"), status: p.str("status"),
 				endedAt: p.timePtr("endedAt"), endRecordedAt: p.timePtr("endRecordedAt")}
-			c.later(r.endRecordedAt)
 			c.runsGen++
 		}
 	}

@@ -22,30 +22,28 @@ type conversationRead struct {
 // readConversation reads the records changed since the given branch revisions (all of them
 // when since is empty).
 func (s *Store) readConversation(ctx context.Context, accountID string, req model.AssemblyRequest, since map[string]any) (conversationRead, error) {
-	return readTx(ctx, s, func(t *tx) (conversationRead, error) {
-		rec, err := t.one("ConversationRecords", map[string]any{
-			"accountId": accountID, "branchId": req.BranchID, "participantId": req.ParticipantID,
-			"runId": nullable(req.RunID), "since": since,
-		})
-		if err != nil {
-			return conversationRead{}, err
-		}
-		if rec == nil {
-			e := model.NotFound("branch", req.BranchID)
-			e.Field = "branchId"
-			return conversationRead{}, e
-		}
-		out := conversationRead{conversationID: strValue(rec, "conversationId"), rec: rec}
-		if s.records != nil {
-			if len(since) == 0 {
-				s.records.full.Add(1)
-			} else {
-				s.records.delta.Add(1)
-			}
-		}
-		out.resetRev, _ = value(rec, "resetRev").(int64)
-		return out, nil
+	rec, err := readSingle(ctx, s, "ConversationRecords", map[string]any{
+		"accountId": accountID, "branchId": req.BranchID, "participantId": req.ParticipantID,
+		"runId": nullable(req.RunID), "since": since,
 	})
+	if err != nil {
+		return conversationRead{}, err
+	}
+	if rec == nil {
+		e := model.NotFound("branch", req.BranchID)
+		e.Field = "branchId"
+		return conversationRead{}, e
+	}
+	out := conversationRead{conversationID: strValue(rec, "conversationId"), rec: rec}
+	if s.records != nil {
+		if len(since) == 0 {
+			s.records.full.Add(1)
+		} else {
+			s.records.delta.Add(1)
+		}
+	}
+	out.resetRev, _ = value(rec, "resetRev").(int64)
+	return out, nil
 }
 
 // LineageSnapshot reads the candidates of an assembly: the assembler's copy of the
@@ -157,20 +155,24 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	}
 
 	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(req.AsOf) }
-	// A snapshot that sees everything the copy holds shares the lineage's view with every
-	// other such snapshot until a write changes it.
-	shareable := !req.Fresh && !c.latest.After(req.AsOf)
+	// A snapshot that sees everything the lineage's view was built from shares the view
+	// with every other such snapshot until a write changes it. Records recorded after asOf
+	// elsewhere in the conversation (a sibling branch, an ancestor past the fork point) do
+	// not matter: under concurrent writes, an assembly's asOf is often older than the copy.
 	var view *lineageView
 	key := ""
-	if shareable {
+	if !req.Fresh {
 		key = c.viewKey(lin, len(snap.ParticipantNames))
-		view = c.view(req.BranchID, key)
-		shared = view != nil
+		if v := c.view(req.BranchID, key); v != nil && !v.latest.After(req.AsOf) {
+			view, shared = v, true
+		}
 	}
 	if view == nil {
 		view = &lineageView{key: key}
-		view.candidates, view.baseline = lineageCandidates(c, lin, req.AsOf, snap.ParticipantNames)
-		if shareable {
+		view.candidates, view.baseline, view.latest = lineageCandidates(c, lin, req.AsOf, snap.ParticipantNames)
+		// Built from nothing later than asOf, the view is what any later snapshot of the
+		// same copy sees: the lineage's current view.
+		if key != "" && !view.latest.After(req.AsOf) {
 			view.id = c.id + "/" + req.BranchID + "/" + strconv.FormatInt(viewSeq.Add(1), 10)
 			c.keepView(req.BranchID, view)
 		}
@@ -182,9 +184,9 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	return snap, shared, nil
 }
 
-// lineageView is the candidates of one branch's lineage built from a copy that the snapshot
-// sees whole (asOf at or after the latest time the copy holds). Assemblies of the lineage
-// share it, read-only, until a write reaches one of the lineage's branches, a
+// lineageView is the candidates of one branch's lineage built from records that the
+// snapshot sees whole (asOf at or after the latest time stamped on any of them). Assemblies
+// of the lineage share it, read-only, until a write reaches one of the lineage's branches, a
 // conversation-visible memory, a run or the participants.
 type lineageView struct {
 	key string
@@ -192,6 +194,9 @@ type lineageView struct {
 	id         string
 	candidates []model.Candidate
 	baseline   int
+	// latest is the latest time stamped on anything the view was built from (lineageCandidates):
+	// a snapshot as of that time or later sees the same candidates.
+	latest time.Time
 }
 
 var viewSeq atomic.Int64
@@ -280,9 +285,18 @@ func (c *conversationRecords) keepView(branchID string, v *lineageView) {
 // lineage naming it in retryOf, or identical repeats later in the same run), each memory
 // with the eligible memories that supersede or contradict it, run status and promotion as
 // of asOf; plus the conversation-visible memories of other branches. It also sums the
-// baseline tokens of naive replay.
-func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, names map[string]string) (cands []model.Candidate, baseline int) {
-	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(asOf) }
+// baseline tokens of naive replay, and returns the latest time stamped on the records it
+// read (whether asOf sees them or not), their promotions and their owner runs' ends: the
+// candidates are the same for any asOf from then on.
+func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, names map[string]string) (cands []model.Candidate, baseline int, latest time.Time) {
+	visible := func(r *cachedRecord) bool {
+		for _, t := range []*time.Time{&r.recordedAt, r.promotedAt, r.ownerRun.endRecorded()} {
+			if t != nil && t.After(latest) {
+				latest = *t
+			}
+		}
+		return !r.recordedAt.After(asOf)
+	}
 	byKind := map[string][]*cachedRecord{}
 	depth := map[string]int64{}
 	for i := len(lin.Branches) - 1; i >= 0; i-- {
@@ -396,7 +410,7 @@ func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, name
 		sk.Depth = depth[r.branchID]
 		cands = append(cands, sk)
 	}
-	return cands, baseline
+	return cands, baseline, latest
 }
 
 // excludedRefs lists, for a traced assembly, the conversation's messages, tool calls,
@@ -426,6 +440,14 @@ func excludedRefs(c *conversationRecords, lin lineage, visible func(*cachedRecor
 type runState struct {
 	parentRunID, status string
 	endedAt             *time.Time
+}
+
+// endRecorded is when the run's end was recorded: nil for no run or a run not ended.
+func (r *cachedRun) endRecorded() *time.Time {
+	if r == nil {
+		return nil
+	}
+	return r.endRecordedAt
 }
 
 // asOf is the run's state as of a snapshot time; the zero state for no run or a run not

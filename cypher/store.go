@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
+
+// retryTime is how long a transaction is retried on transient failures (the driver's
+// MaxTransactionRetryTime, and single's own loop).
+const retryTime = 3 * time.Second
 
 // DefaultInlineLimit is the payload size above which raw arguments and results go to the
 // blob store instead of the graph (DESIGN §2: 64 KiB by default).
@@ -70,7 +75,7 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 	driver, err := neo4j.NewDriverWithContext(cfg.URI, auth, func(c *config.Config) {
 		// Fail fast when Neo4j is away, so that requests answer 503 instead of hanging for
 		// the driver's default 30 s of retries and 60 s of pool waits.
-		c.MaxTransactionRetryTime = 3 * time.Second
+		c.MaxTransactionRetryTime = retryTime
 		c.SocketConnectTimeout = 2 * time.Second
 		c.ConnectionAcquisitionTimeout = 5 * time.Second
 		c.MaxConnectionPoolSize = 64
@@ -137,7 +142,7 @@ func newID(prefix string) string {
 // tx is one transaction of one request: every statement of a store method runs through it.
 type tx struct {
 	ctx   context.Context
-	inner neo4j.ManagedTransaction
+	inner statementRunner
 	store *Store
 	write bool
 	// first names the transaction's first statement, under which its time is counted.
@@ -188,6 +193,62 @@ func (t *tx) one(name string, params map[string]any) (*neo4j.Record, error) {
 // failures, and translates any driver error.
 func writeTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (T, error) {
 	return execute(ctx, s, neo4j.AccessModeWrite, work)
+}
+
+// statementRunner runs statements: in a managed transaction, or (autoCommit) each in a
+// transaction of its own.
+type statementRunner interface {
+	Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error)
+}
+
+// autoCommit runs each statement as an auto-commit transaction of its session.
+type autoCommit struct{ session neo4j.SessionWithContext }
+
+func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error) {
+	return a.session.Run(ctx, cypher, params)
+}
+
+// single runs an operation that is one statement as an auto-commit transaction and returns
+// its single record, or nil when it returned none. It saves a managed transaction's BEGIN and
+// COMMIT messages: a round trip, and about 0.17 ms of Neo4j's CPU on the benchmark machine
+// (docs/performance.md), which the hot paths (an assembly's read and record, a tool call, a
+// tool result) pay on every request. Like a managed transaction, it is retried on transient
+// failures for up to retryTime. With AfterStatement set, a write runs as a managed
+// transaction instead, so that the failure the hook injects rolls it back.
+func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, params map[string]any) (*neo4j.Record, error) {
+	if mode == neo4j.AccessModeWrite && s.AfterStatement != nil {
+		return execute(ctx, s, mode, func(t *tx) (*neo4j.Record, error) { return t.one(name, params) })
+	}
+	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
+	defer session.Close(ctx)
+	start := time.Now()
+	for delay := 10 * time.Millisecond; ; delay *= 2 {
+		t := &tx{ctx: ctx, inner: autoCommit{session}, store: s, write: mode == neo4j.AccessModeWrite}
+		rec, err := t.one(name, params)
+		if err == nil {
+			coverage.transaction(name, time.Since(start))
+			return rec, nil
+		}
+		wait := delay/2 + time.Duration(rand.Int64N(int64(delay)))
+		if !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime {
+			return nil, translate(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, translate(err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// writeSingle runs a write operation that is one statement (single).
+func writeSingle(ctx context.Context, s *Store, name string, params map[string]any) (*neo4j.Record, error) {
+	return single(ctx, s, neo4j.AccessModeWrite, name, params)
+}
+
+// readSingle runs a read operation that is one statement (single).
+func readSingle(ctx context.Context, s *Store, name string, params map[string]any) (*neo4j.Record, error) {
+	return single(ctx, s, neo4j.AccessModeRead, name, params)
 }
 
 // readTx runs work in one managed read transaction.

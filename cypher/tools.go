@@ -3,6 +3,8 @@ package cypher
 import (
 	"context"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -18,45 +20,89 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 	if callID == "" {
 		callID = id
 	}
-	call, err := writeTx(ctx, s, func(t *tx) (model.ToolCall, error) {
-		run, err := t.require(accountID, "ModelRun", "", in.RunID)
-		if err != nil {
-			return model.ToolCall{}, err
-		}
-		if in.RetryOf != "" {
-			refs, err := t.locate(accountID, in.RetryOf)
-			if err != nil {
-				return model.ToolCall{}, err
+	params := map[string]any{
+		"id": id, "accountId": accountID, "runId": in.RunID, "callId": callID, "tool": in.Tool,
+		"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
+		"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
+		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
+	}
+	var rec *neo4j.Record
+	if in.RetryOf == "" {
+		rec, err = writeSingle(ctx, s, "RequestToolCall", params)
+	} else {
+		// A retry is checked against the run's lineage first, in the same transaction.
+		rec, err = writeTx(ctx, s, func(t *tx) (*neo4j.Record, error) {
+			if err := t.checkRetryOf(accountID, in.RunID, in.RetryOf); err != nil {
+				return nil, err
 			}
-			failed, err := sameConversation(refs, run.conversationID(), "ToolCall", "retryOf", in.RetryOf)
-			if err != nil {
-				return model.ToolCall{}, err
-			}
-			lin, err := t.branchLineage(accountID, run.branchID())
-			if err != nil {
-				return model.ToolCall{}, err
-			}
-			if !lin.contains(failed.branchID(), failed.seq()) {
-				return model.ToolCall{}, model.Invalid("retryOf", "tool call %q is not in the lineage of the run's branch", in.RetryOf)
-			}
-		}
-		rec, err := t.one("RequestToolCall", map[string]any{
-			"id": id, "accountId": accountID, "runId": in.RunID, "callId": callID, "tool": in.Tool,
-			"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
-			"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
-			"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
+			return t.one("RequestToolCall", params)
 		})
-		if err != nil {
-			return model.ToolCall{}, err
+	}
+	if err == nil && rec == nil {
+		// The statement wrote nothing: either the run is not this account's or the callId
+		// is taken. Only then is the run looked up, to say which.
+		if _, err = s.requireRecord(ctx, accountID, "ModelRun", in.RunID); err == nil {
+			err = &model.Error{Kind: model.KindConflict, Field: "callId", Message: "the run already has a tool call with callId " + callID}
 		}
-		if rec == nil {
-			return model.ToolCall{}, &model.Error{Kind: model.KindConflict, Field: "callId", Message: "the run already has a tool call with callId " + callID}
-		}
-		call := toolCallOf(nodeProps(rec, "t"))
+	}
+	var call model.ToolCall
+	if err == nil {
+		call = toolCallOf(nodeProps(rec, "t"))
 		call.Arguments = in.Arguments
-		return call, nil
-	})
+	}
 	return call, s.forgetPayloadOnFailure(ctx, err, args)
+}
+
+// checkRetryOf checks that the call a new call retries is a call of the lineage of the
+// run's branch.
+func (t *tx) checkRetryOf(accountID, runID, retryOf string) error {
+	run, err := t.require(accountID, "ModelRun", "", runID)
+	if err != nil {
+		return err
+	}
+	refs, err := t.locate(accountID, retryOf)
+	if err != nil {
+		return err
+	}
+	failed, err := sameConversation(refs, run.conversationID(), "ToolCall", "retryOf", retryOf)
+	if err != nil {
+		return err
+	}
+	lin, err := t.branchLineage(accountID, run.branchID())
+	if err != nil {
+		return err
+	}
+	if !lin.contains(failed.branchID(), failed.seq()) {
+		return model.Invalid("retryOf", "tool call %q is not in the lineage of the run's branch", retryOf)
+	}
+	return nil
+}
+
+// checkSharedWith checks that the participants a tool result is shared with are
+// participants of the call's conversation.
+func (t *tx) checkSharedWith(accountID, toolCallID string, participantIDs []string) error {
+	if len(participantIDs) == 0 {
+		return nil
+	}
+	call, err := t.require(accountID, "ToolCall", "", toolCallID)
+	if err != nil {
+		return err
+	}
+	refs, err := t.locate(accountID, participantIDs...)
+	if err != nil {
+		return err
+	}
+	for _, id := range participantIDs {
+		if _, err := sameConversation(refs, call.conversationID(), "Participant", "sharedWithParticipants", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requireRecord is require in a read transaction of its own.
+func (s *Store) requireRecord(ctx context.Context, accountID, label, id string) (located, error) {
+	return readTx(ctx, s, func(t *tx) (located, error) { return t.require(accountID, label, "", id) })
 }
 
 // ToolCall reads a tool call with its exact arguments.
@@ -105,51 +151,57 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		errCode, errMessage = in.Error.Code, in.Error.Message
 	}
 	baseline := s.baselineTokens("tool", model.BaselineToolResultText(string(in.Result), in.Error), "")
-	out, err := writeTx(ctx, s, func(t *tx) (model.ToolResultRecorded, error) {
-		call, err := t.require(accountID, "ToolCall", "", in.ToolCallID)
-		if err != nil {
-			return model.ToolResultRecorded{}, err
-		}
-		if len(in.SharedWithParticipants) > 0 {
-			refs, err := t.locate(accountID, in.SharedWithParticipants...)
-			if err != nil {
-				return model.ToolResultRecorded{}, err
+	out := model.ToolResultRecorded{ArtifactID: newID("art"), MemoryIDs: []string{}}
+	params := map[string]any{
+		"id": out.ArtifactID, "accountId": accountID, "toolCallId": in.ToolCallID, "status": in.Status,
+		"retryable": in.Retryable, "errorCode": errCode, "errorMessage": errMessage,
+		"result": result.inline, "resultRef": result.ref, "resultSha256": result.sha256, "resultBytes": result.bytes,
+		"privacyClass": privacy, "visibility": visibility, "sharedWithParticipants": orEmpty(in.SharedWithParticipants),
+		"toolVersion": nullable(in.ToolVersion), "createdAt": createdAt, "recordedAt": recordedAt,
+		"baselineTokens": baseline,
+	}
+	var written bool
+	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 {
+		var rec *neo4j.Record
+		rec, err = writeSingle(ctx, s, "RecordToolResult", params)
+		written = rec != nil
+	} else {
+		// Participants it is shared with are checked first, and memories derived after, in
+		// the same transaction.
+		out.MemoryIDs, err = writeTx(ctx, s, func(t *tx) ([]string, error) {
+			if err := t.checkSharedWith(accountID, in.ToolCallID, in.SharedWithParticipants); err != nil {
+				return nil, err
 			}
-			for _, id := range in.SharedWithParticipants {
-				if _, err := sameConversation(refs, call.conversationID(), "Participant", "sharedWithParticipants", id); err != nil {
-					return model.ToolResultRecorded{}, err
+			rec, err := t.one("RecordToolResult", params)
+			if written = rec != nil; err != nil || !written {
+				return nil, err
+			}
+			ids := []string{}
+			for i, m := range in.Memories {
+				if m.At == nil {
+					m.At = in.At
 				}
+				m.DerivedFrom = append([]string{out.ArtifactID}, m.DerivedFrom...)
+				mem, err := s.deriveMemory(t, accountID, m, memoryFieldPrefix(i))
+				if err != nil {
+					return nil, err
+				}
+				ids = append(ids, mem.ID)
 			}
-		}
-		artifactID := newID("art")
-		rec, err := t.one("RecordToolResult", map[string]any{
-			"id": artifactID, "accountId": accountID, "toolCallId": in.ToolCallID, "status": in.Status,
-			"retryable": in.Retryable, "errorCode": errCode, "errorMessage": errMessage,
-			"result": result.inline, "resultRef": result.ref, "resultSha256": result.sha256, "resultBytes": result.bytes,
-			"privacyClass": privacy, "visibility": visibility, "sharedWithParticipants": orEmpty(in.SharedWithParticipants),
-			"toolVersion": nullable(in.ToolVersion), "createdAt": createdAt, "recordedAt": recordedAt,
-			"baselineTokens": baseline,
+			return ids, nil
 		})
-		if err != nil {
-			return model.ToolResultRecorded{}, err
+	}
+	if err == nil && !written {
+		// Nothing was written: the call is not this account's, or it has a final outcome
+		// already. Only then is it looked up, to say which.
+		var call located
+		if call, err = s.requireRecord(ctx, accountID, "ToolCall", in.ToolCallID); err == nil {
+			err = model.Conflict("tool call %q already has a final outcome (%s)", in.ToolCallID, call.Props.str("status"))
 		}
-		if rec == nil {
-			return model.ToolResultRecorded{}, model.Conflict("tool call %q already has a final outcome (%s)", in.ToolCallID, call.Props.str("status"))
-		}
-		out := model.ToolResultRecorded{ArtifactID: artifactID, MemoryIDs: []string{}}
-		for i, m := range in.Memories {
-			if m.At == nil {
-				m.At = in.At
-			}
-			m.DerivedFrom = append([]string{artifactID}, m.DerivedFrom...)
-			mem, err := s.deriveMemory(t, accountID, m, memoryFieldPrefix(i))
-			if err != nil {
-				return model.ToolResultRecorded{}, err
-			}
-			out.MemoryIDs = append(out.MemoryIDs, mem.ID)
-		}
-		return out, nil
-	})
+	}
+	if err != nil {
+		out = model.ToolResultRecorded{}
+	}
 	return out, s.forgetPayloadOnFailure(ctx, err, result)
 }
 

@@ -377,3 +377,58 @@ func TestAncestorWritesPastTheForkKeepTheView(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderAsOfSharesTheView checks the view sharing of an assembly whose asOf is older than
+// the assembler's copy of the conversation, as it often is under concurrent writes: a write
+// elsewhere in the conversation (a sibling branch) recorded after asOf leaves the lineage's
+// view shared; a write on the lineage recorded after asOf does not (the snapshot must not see
+// it). Every assembly is replayed against a fresh read of the graph.
+func TestOlderAsOfSharesTheView(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	sibling := str(h.must(http.StatusCreated, http.MethodPost, "/v1/conversations/"+w.conv+"/branches",
+		map[string]any{"parentBranchId": w.branch, "forkAfterMessageId": w.message, "name": "sibling"}), "id")
+	var ids []string
+	assemble := func(asOf time.Time) map[string]any {
+		t.Helper()
+		out := h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", map[string]any{"branchId": w.branch,
+			"participantId": w.participant, "tokenBudget": 4000, "asOf": asOf.UTC().Format(time.RFC3339Nano)})
+		ids = append(ids, str(out, "id"))
+		return out
+	}
+	shared := func() int64 { return sharedStore.RecordCacheStats().SharedViews }
+	// Recorded times come from the server's clock: a pause puts asOf strictly between writes.
+	pause := func() { time.Sleep(20 * time.Millisecond) }
+
+	assemble(time.Now())
+	pause()
+	asOf := time.Now()
+	pause()
+	h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+sibling+"/messages",
+		map[string]any{"role": "user", "content": "on the sibling"})
+	before := shared()
+	assemble(asOf)
+	if n := shared() - before; n != 1 {
+		t.Errorf("as of before a write on a sibling branch: %d shared views, want 1", n)
+	}
+
+	pause()
+	late := str(h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+w.branch+"/messages",
+		map[string]any{"role": "user", "content": "on the lineage, after asOf"}), "id")
+	if got := includedAs(assemble(time.Now()))[late]; got != "message" {
+		t.Fatalf("the lineage's new message %s as of now: %q, want message", late, got)
+	}
+	before = shared()
+	old := assemble(asOf)
+	if n := shared() - before; n != 0 {
+		t.Errorf("as of before a write on the lineage: %d shared views, want 0", n)
+	}
+	if got, ok := includedAs(old)[late]; ok {
+		t.Errorf("the message %s recorded after asOf is included as %q", late, got)
+	}
+	for _, id := range ids {
+		if rep := h.must(http.StatusOK, http.MethodPost, "/v1/assemblies/"+id+"/replay", nil); rep["identical"] != true {
+			t.Errorf("assembly %s: shared and fresh reads differ: %v", id, rep["differences"])
+		}
+	}
+}

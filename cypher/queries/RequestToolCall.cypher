@@ -1,8 +1,8 @@
 // name: RequestToolCall
 // Records a tool call requested by a run, at the run's branch's next seq; returns nothing
-// when the run already has a call with this callId.
+// when the run already has a call with this callId (found by the tool_call_run_call index).
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
-WHERE NOT EXISTS { (r)-[:REQUESTED]->(:ToolCall {callId: $callId}) }
+WHERE NOT EXISTS { MATCH (:ToolCall {runId: r.id, callId: $callId}) }
 MATCH (b:Branch {id: r.branchId, accountId: $accountId})
 SET b.seq = b.seq + 1, b.rev = b.rev + 1
 WITH r, b, b.seq AS seq, b.rev AS rev
