@@ -71,10 +71,16 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	if err != nil {
 		return model.Internal("encoding the assembly record", err)
 	}
-	included := byType()
+	eids, err := s.elementIDs(ctx, accountID, a.ConversationID, a.Included)
+	if err != nil {
+		return err
+	}
+	included := make([]map[string]any, 0, len(a.Included))
 	for i, inc := range a.Included {
-		included[inc.Type] = append(included[inc.Type].([]map[string]any),
-			map[string]any{"ref": inc.Ref, "as": inc.As, "position": i})
+		// A record found nowhere (deleted since it was read) is not linked.
+		if eid := eids[inc.Ref]; eid != "" {
+			included = append(included, map[string]any{"ref": inc.Ref, "eid": eid, "as": inc.As, "position": i})
+		}
 	}
 	// One PolicyDecision per distinct decision (kind, outcome, form, reason, rule) and record
 	// type, ABOUT every record it was made for: the same rule applied to many records is
@@ -119,6 +125,43 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	return nil
 }
 
+// elementIDs returns the element ids of the included records: from the assembler's copy of
+// the conversation, which read them a moment ago, and for any it does not hold (no cache, a
+// fresh read, a copy dropped since) from the graph.
+func (s *Store) elementIDs(ctx context.Context, accountID, conversationID string, included []model.IncludedItem) (map[string]string, error) {
+	out := make(map[string]string, len(included))
+	var missing []string
+	c := s.records.lookupConversation(accountID, conversationID)
+	if c != nil {
+		c.mu.RLock()
+	}
+	for _, inc := range included {
+		var r *cachedRecord
+		if c != nil {
+			r = c.byID[inc.Ref]
+		}
+		if r != nil && r.elementID != "" {
+			out[inc.Ref] = r.elementID
+		} else {
+			missing = append(missing, inc.Ref)
+		}
+	}
+	if c != nil {
+		c.mu.RUnlock()
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	found, err := readTx(ctx, s, func(t *tx) (map[string]located, error) { return t.locate(accountID, missing...) })
+	if err != nil {
+		return nil, err
+	}
+	for id, loc := range found {
+		out[id] = loc.ElementID
+	}
+	return out, nil
+}
+
 // decisionID names a policy decision by what it is: the account and conversation it was made
 // in, the policy version, the record type, kind, outcome, form, reason and rule, and the
 // records it was made for, in order. Assemblies that make the same decision share its node.
@@ -158,6 +201,22 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 			}
 		}
 		return a, nil
+	})
+}
+
+// IncludedEdges reads the INCLUDED edges of an assembly from the graph, in position order:
+// what Browser readers see of it, which must agree with its record's included list.
+func (s *Store) IncludedEdges(ctx context.Context, accountID, id string) ([]model.IncludedItem, error) {
+	return readTx(ctx, s, func(t *tx) ([]model.IncludedItem, error) {
+		records, err := t.run("IncludedEdges", map[string]any{"id": id, "accountId": accountID})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]model.IncludedItem, len(records))
+		for i, r := range records {
+			out[i] = model.IncludedItem{Ref: strValue(r, "ref"), As: strValue(r, "as")}
+		}
+		return out, nil
 	})
 }
 

@@ -1,6 +1,8 @@
 package cypher
 
 import (
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
+
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -101,9 +103,9 @@ func (t *tx) branchLineage(accountID, branchID string) (lineage, error) {
 
 // located is where a record lives, as LocateRecords reports it.
 type located struct {
-	ID    string
-	Label string
-	Props props
+	ID, ElementID string
+	Label         string
+	Props         props
 }
 
 func (l located) conversationID() string { return l.Props.str("conversationId") }
@@ -128,7 +130,11 @@ func (t *tx) locate(accountID string, ids ...string) (map[string]located, error)
 	}
 	for _, r := range records {
 		id := strValue(r, "id")
-		out[id] = located{ID: id, Label: strValue(r, "label"), Props: nodeProps(r, "n")}
+		loc := located{ID: id, Label: strValue(r, "label"), Props: nodeProps(r, "n")}
+		if n, ok := value(r, "n").(dbtype.Node); ok {
+			loc.ElementID = n.ElementId
+		}
+		out[id] = loc
 	}
 	return out, nil
 }

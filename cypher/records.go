@@ -41,8 +41,10 @@ const DefaultRecordCacheSize = 500_000
 // cachedRecord is one record as ConversationRecords projected it, with the part of its
 // candidate that does not depend on the lineage or the snapshot time built once.
 type cachedRecord struct {
-	kind       string
-	id         string
+	kind string
+	id   string
+	// elementID is Neo4j's element id of the record's node, by which RecordAssembly links it.
+	elementID  string
 	branchID   string
 	seq        int64
 	rev        int64
@@ -65,7 +67,7 @@ type cachedRecord struct {
 // properties themselves: a copy of a long conversation is then mostly strings, which keeps
 // the garbage collector's work on it small.
 func newCachedRecord(kind string, p props) *cachedRecord {
-	return &cachedRecord{kind: kind, id: p.str("id"), branchID: p.str("branchId"), seq: p.i64("seq"), rev: p.i64("rev"),
+	return &cachedRecord{kind: kind, id: p.str("id"), elementID: p.str("eid"), branchID: p.str("branchId"), seq: p.i64("seq"), rev: p.i64("rev"),
 		recordedAt: p.time("recordedAt"), promotedAt: p.timePtr("promotedAt"), promotedTo: p.str("promotedTo"),
 		baseline: int(p.i64("baselineTokens")), base: baseCandidate(kind, p), retryable: p.boolean("retryable"),
 		argumentsSha256: p.str("argumentsSha256"), supersedes: p.strs("supersedes"), conflictsWith: p.strs("conflictsWith")}
@@ -247,6 +249,9 @@ func (rc *recordCache) conversation(accountID, conversationID string) *conversat
 
 // lookupConversation returns the copy of a conversation, or nil.
 func (rc *recordCache) lookupConversation(accountID, conversationID string) *conversationRecords {
+	if rc == nil {
+		return nil
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return rc.conversation(accountID, conversationID)

@@ -1,8 +1,12 @@
 package integration
 
 import (
+	"context"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ctxgraph/ctxgraph/cypher"
 )
 
 // assemblyWorld is a small conversation with one completed tool round (a memory), a
@@ -235,5 +239,42 @@ func TestOpenCallsBeyondTheBudgetAreCompactedNeverDropped(t *testing.T) {
 	ex := h.must(200, "GET", "/v1/assemblies/"+str(b, "id")+"/explain?ref="+calls[1], nil)
 	if !strings.Contains(str(ex, "rule"), "+budget.recovery_aggregated") || str(ex, "outcome") != "included" {
 		t.Errorf("explain of an aggregated call: got %v", ex)
+	}
+}
+
+// TestIncludedEdgesMatchTheRecord checks the graph side of a recorded assembly: one INCLUDED
+// edge per included record, with its form, in order, as a Browser reader finds them. The
+// edges are linked by the element ids the assembler read; with the record cache off they are
+// looked up in the graph instead, which must link the same records.
+func TestIncludedEdgesMatchTheRecord(t *testing.T) {
+	noCache := openStore(blobDir)
+	defer noCache.Close(context.Background())
+	noCache.SetRecordCache(0)
+	for _, tc := range []struct {
+		name  string
+		store *cypher.Store
+	}{{"cached", sharedStore}, {"no cache", noCache}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessWith(t, tc.store, "")
+			w := h.assemblyWorld()
+			a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 4000,
+				"now": "2026-11-01T10:00:00Z"})
+			var want []string
+			for _, v := range a["included"].([]any) {
+				inc := v.(map[string]any)
+				want = append(want, str(inc, "ref")+" as "+str(inc, "as"))
+			}
+			edges, err := tc.store.IncludedEdges(t.Context(), h.account, str(a, "id"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range edges {
+				got = append(got, e.Ref+" as "+e.As)
+			}
+			if len(want) < 3 || !reflect.DeepEqual(got, want) {
+				t.Errorf("INCLUDED edges:\n got %v\nwant %v", got, want)
+			}
+		})
 	}
 }

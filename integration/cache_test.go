@@ -21,7 +21,10 @@ import (
 // copy of the conversation is brought up to date between writes of every kind (messages,
 // runs, calls, results, memories that supersede or contradict others, run ends).
 type assemblingHandler struct {
-	h          *harness
+	h *harness
+	// trace asks for traced assemblies, which read the whole conversation; untraced ones
+	// read the assembled lineage whole and only the memories and runs of other branches.
+	trace      bool
 	assemblies []string
 }
 
@@ -53,7 +56,7 @@ func (a *assemblingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body.Bytes(), &msg); err != nil || msg.ParticipantID == "" {
 		return
 	}
-	req := map[string]any{"branchId": m[1], "participantId": msg.ParticipantID, "tokenBudget": 2000, "trace": true}
+	req := map[string]any{"branchId": m[1], "participantId": msg.ParticipantID, "tokenBudget": 2000, "trace": a.trace}
 	if msg.RunID != "" {
 		req["runId"] = msg.RunID
 	}
@@ -67,8 +70,14 @@ func (a *assemblingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // revision selected exactly what a full read selects. A deletion (which the copy cannot
 // follow by stamping) then forces a reload.
 func TestCachedAssembliesReplayFresh(t *testing.T) {
+	for _, trace := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trace=%v", trace), func(t *testing.T) { cachedAssembliesReplayFresh(t, trace) })
+	}
+}
+
+func cachedAssembliesReplayFresh(t *testing.T, trace bool) {
 	h := newHarness(t)
-	ah := &assemblingHandler{h: h}
+	ah := &assemblingHandler{h: h, trace: trace}
 	stats := sharedStore.RecordCacheStats()
 	sum, err := seed.Generate(t.Context(), seed.Client{Handler: ah, Key: h.key},
 		seed.Config{Rounds: 40, Branches: 4, Participants: 4, Seed: 7})
@@ -218,7 +227,8 @@ func TestSharedViewsFollowWrites(t *testing.T) {
 				return str(item, "as")
 			}
 		}
-		for _, o := range out["omittedRefs"].([]any) {
+		omitted, _ := out["omittedRefs"].([]any)
+		for _, o := range omitted {
 			if item := o.(map[string]any); item["ref"] == ref {
 				return "omitted " + str(item, "reason")
 			}
@@ -242,6 +252,15 @@ func TestSharedViewsFollowWrites(t *testing.T) {
 		"confidence": 0.9, "freshnessClass": "volatile", "observedAt": observed.Format(time.RFC3339),
 		"supersedes": []string{old}, "visibility": "conversation"}), "id")
 
+	// Untraced, the assembly reads the sibling branch only for its memories and runs: the
+	// conversation-visible memory must come through that read.
+	quick := h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", map[string]any{
+		"branchId": deep.ID, "participantId": reader, "tokenBudget": 100000,
+		"now": observed.Add(30 * time.Minute).Format(time.RFC3339Nano)})
+	ids = append(ids, str(quick, "id"))
+	if got := formOf(quick, newer); got != "memory" {
+		t.Errorf("untraced: the superseding memory %s of the sibling branch: %s, want memory", newer, got)
+	}
 	fresh := assemble(deep.ID, reader, observed.Add(30*time.Minute))
 	if got := formOf(fresh, old); got != oldForm {
 		t.Errorf("the lineage's memory %s after a sibling branch's memory named it in supersedes: %s, want %s as before", old, got, oldForm)

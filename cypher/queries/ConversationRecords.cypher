@@ -1,11 +1,11 @@
 // name: ConversationRecords
 // The assembler's read of a conversation: on every branch whose revision is above the one in
 // $since (a map from branch id to revision; a branch missing from it is read in full), the
-// records written or changed since, each with what the policies need to judge it and never
-// a raw artifact body; the lineage is selected from them in Go. Also the conversation's
-// branches with their fork points, seq counters and revisions, the count of its deletions
-// (resetRev: a cached copy read before a deletion reads it all again), its participants,
-// and the requesting participant and run.
+// records written or changed since, each with what the policies need to judge it (and its
+// element id, by which RecordAssembly links it) and never a raw artifact body; the lineage
+// is selected from them in Go. Also the conversation's branches with their fork points, seq
+// counters and revisions, the count of its deletions (resetRev: a cached copy read before a
+// deletion reads it all again), its participants, and the requesting participant and run.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 MATCH (cv:Conversation {id: b.conversationId, accountId: $accountId})
 CALL (cv) {
@@ -17,19 +17,19 @@ WITH cv, branches, [x IN branches WHERE x.rev > coalesce($since[x.id], -1) | {id
 CALL (changed) {
   UNWIND changed AS x
   MATCH (m:Message {branchId: x.id}) WHERE m.rev > x.since
-  RETURN collect(m {.id, .branchId, .seq, .rev, .role, .participantId, .runId, .visibility, .createdAt,
+  RETURN collect(m {.id, eid: elementId(m), .branchId, .seq, .rev, .role, .participantId, .runId, .visibility, .createdAt,
                     .recordedAt, .content, .baselineTokens}) AS messages
 }
 CALL (changed) {
   UNWIND changed AS x
   MATCH (t:ToolCall {branchId: x.id}) WHERE t.rev > x.since
-  RETURN collect(t {.id, .branchId, .seq, .rev, .tool, .callId, .retryOf, .createdAt, .recordedAt, .arguments,
+  RETURN collect(t {.id, eid: elementId(t), .branchId, .seq, .rev, .tool, .callId, .retryOf, .createdAt, .recordedAt, .arguments,
                     .argumentsRef, .argumentsSha256, .runId, .participantId, .baselineTokens}) AS calls
 }
 CALL (changed) {
   UNWIND changed AS x
   MATCH (a:ToolArtifact {branchId: x.id}) WHERE a.rev > x.since
-  RETURN collect(a {.id, .branchId, .seq, .rev, .toolCallId, .tool, .status, .privacyClass, .visibility,
+  RETURN collect(a {.id, eid: elementId(a), .branchId, .seq, .rev, .toolCallId, .tool, .status, .privacyClass, .visibility,
                     .ownerParticipantId, .ownerRunId, .resultBytes, .argsBytes, .createdAt, .recordedAt,
                     .errorCode, .errorMessage, .retryable, .promotedAt, .baselineTokens,
                     sharedWith: a.sharedWithParticipants, promotedTo: a.promotedToParticipantId}) AS artifacts
@@ -37,7 +37,7 @@ CALL (changed) {
 CALL (changed) {
   UNWIND changed AS x
   MATCH (m:ToolMemory {branchId: x.id}) WHERE m.rev > x.since
-  RETURN collect(m {.id, .branchId, .seq, .rev, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
+  RETURN collect(m {.id, eid: elementId(m), .branchId, .seq, .rev, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
                     .freshnessClass, .observedAt, .staleAfter, .revalidateWith, .sourceArtifactIds, .visibility,
                     .ownerParticipantId, .ownerRunId, .createdAt, .recordedAt, .promotedAt,
                     sharedWith: m.sharedWithParticipants, promotedTo: m.promotedToParticipantId,
@@ -48,12 +48,12 @@ CALL (changed) {
 CALL (changed) {
   UNWIND changed AS x
   MATCH (c:Checkpoint {branchId: x.id}) WHERE c.rev > x.since
-  RETURN collect(c {.id, .branchId, .seq, .rev, .runId, .state, .createdAt, .recordedAt}) AS checkpoints
+  RETURN collect(c {.id, eid: elementId(c), .branchId, .seq, .rev, .runId, .state, .createdAt, .recordedAt}) AS checkpoints
 }
 CALL (changed) {
   UNWIND changed AS x
   MATCH (s:SkillState {branchId: x.id}) WHERE s.rev > x.since
-  RETURN collect(s {.id, .branchId, .seq, .rev, .runId, .loadedSkills, .activeProfiles, .directTools, .createdAt,
+  RETURN collect(s {.id, eid: elementId(s), .branchId, .seq, .rev, .runId, .loadedSkills, .activeProfiles, .directTools, .createdAt,
                     .recordedAt}) AS skills
 }
 CALL (changed) {
