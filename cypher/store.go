@@ -213,7 +213,7 @@ func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]an
 // COMMIT messages: a round trip, and about 0.17 ms of Neo4j's CPU on the benchmark machine
 // (docs/performance.md), which the hot paths (an assembly's read and record, a tool call, a
 // tool result) pay on every request. Like a managed transaction, it is retried on transient
-// failures for up to retryTime. With AfterStatement set, a write runs as a managed
+// failures for up to retryTime (retrySafe). With AfterStatement set, a write runs as a managed
 // transaction instead, so that the failure the hook injects rolls it back.
 func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, params map[string]any) (*neo4j.Record, error) {
 	if mode == neo4j.AccessModeWrite && s.AfterStatement != nil {
@@ -230,7 +230,7 @@ func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, p
 			return rec, nil
 		}
 		wait := delay/2 + time.Duration(rand.Int64N(int64(delay)))
-		if !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime {
+		if !retrySafe(mode, err) || time.Since(start)+wait > retryTime {
 			return nil, translate(err)
 		}
 		select {
@@ -239,6 +239,20 @@ func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, p
 		case <-time.After(wait):
 		}
 	}
+}
+
+// retrySafe says whether an auto-commit statement that failed with err may run again. A read
+// may whenever the driver calls the failure transient. A write may only when Neo4j reported
+// a transient failure (a deadlock, a lock timeout: the transaction was rolled back): a write
+// whose connection failed may have committed, and running it again would answer a conflict
+// for a write that happened, so it fails as unavailable and the client retries, with its
+// Idempotency-Key.
+func retrySafe(mode neo4j.AccessMode, err error) bool {
+	if mode != neo4j.AccessModeWrite {
+		return neo4j.IsRetryable(err)
+	}
+	var n4j *neo4j.Neo4jError
+	return errors.As(err, &n4j) && (n4j.IsRetriableTransient() || n4j.IsRetriableCluster())
 }
 
 // writeSingle runs a write operation that is one statement (single).

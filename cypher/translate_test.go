@@ -27,3 +27,27 @@ func TestTranslateSaysWhyRetriesRanOut(t *testing.T) {
 		}
 	}
 }
+
+func TestAutoCommitRetriesOnlyWhatWasRolledBack(t *testing.T) {
+	deadlock := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected", Msg: "deadlock"}
+	constraint := &neo4j.Neo4jError{Code: "Neo.ClientError.Schema.ConstraintValidationFailed", Msg: "exists"}
+	lost := &neo4j.ConnectivityError{}
+	cases := []struct {
+		name string
+		mode neo4j.AccessMode
+		err  error
+		want bool
+	}{
+		{"read, lost connection", neo4j.AccessModeRead, lost, true},
+		{"read, deadlock", neo4j.AccessModeRead, deadlock, true},
+		{"read, constraint", neo4j.AccessModeRead, constraint, false},
+		{"write, deadlock", neo4j.AccessModeWrite, deadlock, true},
+		{"write, lost connection (may have committed)", neo4j.AccessModeWrite, lost, false},
+		{"write, constraint", neo4j.AccessModeWrite, constraint, false},
+	}
+	for _, tc := range cases {
+		if got := retrySafe(tc.mode, tc.err); got != tc.want {
+			t.Errorf("%s: got retry %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
