@@ -1937,7 +1937,7 @@ func (b *bench) reportLoadCost(pf func(string, ...any)) {
 		}
 		pf("| %d | %s | %.2f | %s | %s |\n", lv.Clients, neo, lv.SelfCores, per, self)
 	}
-	pf("\nEach Cypher query of each level: how often it ran, its mean time from sending it to holding its records (statement) and the part of that Neo4j reports as its own (server: result available after plus consumed after), and, counted under the first statement of each transaction (the tool-call and tool-result writes both begin with LocateRecords), the mean time of the whole transaction (commit and waiting for a pooled connection included). Under load, both include waiting for a core.\n\n")
+	pf("\nEach Cypher query of each level: how often it ran, its mean time from sending it to holding its records (statement) and the part of that Neo4j reports as its own (server: result available after plus consumed after), and, counted under the first statement of each transaction (the hot paths are one statement each, run as auto-commit transactions), the mean time of the whole transaction (commit, retries and waiting for a pooled connection included). Under load, both include waiting for a core.\n\n")
 	pf("| clients | query | runs | statement ms | server ms | transactions | transaction ms |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, lv := range l.Levels {
 		names := slices.Collect(maps.Keys(lv.Queries))
