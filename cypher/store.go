@@ -56,6 +56,8 @@ type Store struct {
 	// records is the assembler's cache of conversation copies (see records.go); nil when
 	// disabled with SetRecordCache(0).
 	records *recordCache
+	// assemblyRecords writes assembly records, batching those made at the same time.
+	assemblyRecords assemblyBatcher
 }
 
 var (

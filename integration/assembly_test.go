@@ -2,11 +2,16 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // assemblyWorld is a small conversation with one completed tool round (a memory), a
@@ -277,4 +282,123 @@ func TestIncludedEdgesMatchTheRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConcurrentAssemblyRecords holds both of the store's record writers in their first
+// transactions while more assemblies are submitted, so that those are written as one batch:
+// each batched record gets its own INCLUDED edges, and a record that cannot be written (a
+// duplicate id, another account's conversation, a request that has ended) fails alone while
+// the others in its batch are written.
+func TestConcurrentAssemblyRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		duplicate bool
+	}{{"batch commits", false}, {"batch fails and is written one by one", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := openStore(blobDir)
+			defer store.Close(context.Background())
+			h := newHarnessWith(t, store, "")
+			w := h.assemblyWorld()
+			first := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 4000,
+				"now": "2026-11-01T10:00:00Z"})
+			tmpl, err := store.Assembly(t.Context(), h.account, str(first, "id"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tmpl.Included) < 3 {
+				t.Fatalf("the template assembly included %d records, want at least 3", len(tmpl.Included))
+			}
+
+			gate, entered := make(chan struct{}), make(chan struct{}, 2)
+			var held atomic.Int32
+			store.AfterStatement = func(q string) error {
+				if q == "RecordAssemblies" && held.Add(1) <= 2 {
+					entered <- struct{}{}
+					<-gate
+				}
+				return nil
+			}
+			type submission struct {
+				name, account, id string
+				ctx               context.Context
+				included          []model.IncludedItem
+				want              model.Kind // "" for written
+			}
+			ended, cancel := context.WithCancel(t.Context())
+			cancel()
+			var subs []*submission
+			for i := range 10 {
+				// Each record names a different prefix of the template's records, so that
+				// edges linked to the wrong assembly of the batch would show.
+				n := 1 + i%len(tmpl.Included)
+				subs = append(subs, &submission{name: fmt.Sprintf("record %d", i), account: h.account, ctx: t.Context(),
+					id: fmt.Sprintf("asm_batch_%s_%d", randomHex(6), i), included: tmpl.Included[:n]})
+			}
+			subs[4].name, subs[4].account, subs[4].want = "another account's conversation", "acct-other-"+randomHex(4), model.KindNotFound
+			subs[6].name, subs[6].ctx, subs[6].want = "an ended request", ended, model.KindUnavailable
+			if tc.duplicate {
+				subs[8].name, subs[8].id, subs[8].want = "a duplicate id", tmpl.ID, model.KindConflict
+			}
+
+			errs := make([]error, len(subs))
+			var wg sync.WaitGroup
+			submit := func(i int) {
+				defer wg.Done()
+				a := tmpl
+				a.ID, a.Included, a.CreatedAt = subs[i].id, subs[i].included, time.Now().UTC()
+				errs[i] = store.RecordAssembly(subs[i].ctx, subs[i].account, a)
+			}
+			// The first two occupy both writers; the rest queue behind them.
+			for i := range 2 {
+				wg.Add(1)
+				go submit(i)
+				<-entered
+			}
+			for i := 2; i < len(subs); i++ {
+				wg.Add(1)
+				go submit(i)
+			}
+			time.Sleep(300 * time.Millisecond)
+			close(gate)
+			wg.Wait()
+
+			for i, sub := range subs {
+				got := model.Kind("")
+				if errs[i] != nil {
+					got = model.KindOf(errs[i])
+				}
+				if got != sub.want {
+					t.Errorf("%s: got %q (%v), want %q", sub.name, got, errs[i], sub.want)
+				}
+				if sub.want == model.KindConflict {
+					continue
+				}
+				if sub.want != "" {
+					if _, err := store.Assembly(t.Context(), h.account, sub.id); model.KindOf(err) != model.KindNotFound {
+						t.Errorf("%s: reading it back got %v, want not found: it must not be written", sub.name, err)
+					}
+					continue
+				}
+				edges, err := store.IncludedEdges(t.Context(), h.account, sub.id)
+				if err != nil {
+					t.Fatalf("%s: reading its edges: %v", sub.name, err)
+				}
+				if !reflect.DeepEqual(refsOf(edges), refsOf(sub.included)) {
+					t.Errorf("%s: INCLUDED edges\n got %v\nwant %v", sub.name, refsOf(edges), refsOf(sub.included))
+				}
+			}
+			if n := held.Load(); n < 3 {
+				t.Errorf("RecordAssemblies ran %d times, want the two held and at least one batch", n)
+			}
+		})
+	}
+}
+
+// refsOf lists included records as "ref as form".
+func refsOf(items []model.IncludedItem) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it.Ref+" as "+it.As)
+	}
+	return out
 }

@@ -709,14 +709,14 @@ type scaleRow struct {
 	Rounds, Branches, Participants int
 	// HeapMB is the Go heap live after the row (after a forced collection): the server's
 	// conversation copies, views and judgements, with the benchmark's own data.
-	HeapMB float64
-	Summary                        seed.Summary
-	SeedErr                        string
-	SeedAttempts                   int
-	TimedOut                       bool
-	Skipped                        string
-	BlobBytes                      int64
-	Neo4jBefore, Neo4jAfter        int64
+	HeapMB                  float64
+	Summary                 seed.Summary
+	SeedErr                 string
+	SeedAttempts            int
+	TimedOut                bool
+	Skipped                 string
+	BlobBytes               int64
+	Neo4jBefore, Neo4jAfter int64
 	// StoreBefore/After are `du -sb` of data/databases (the store files), TxBefore/After
 	// of data/transactions (the transaction logs); 0 when not measured.
 	StoreBefore, StoreAfter     int64
@@ -1937,7 +1937,7 @@ func (b *bench) reportLoadCost(pf func(string, ...any)) {
 		}
 		pf("| %d | %s | %.2f | %s | %s |\n", lv.Clients, neo, lv.SelfCores, per, self)
 	}
-	pf("\nEach Cypher query of each level: how often it ran, its mean time from sending it to holding its records (statement) and the part of that Neo4j reports as its own (server: result available after plus consumed after), and, counted under the first statement of each transaction (the hot paths are one statement each, run as auto-commit transactions), the mean time of the whole transaction (commit, retries and waiting for a pooled connection included). Under load, both include waiting for a core.\n\n")
+	pf("\nEach Cypher query of each level: how often it ran, its mean time from sending it to holding its records (statement) and the part of that Neo4j reports as its own (server: result available after plus consumed after), and, counted under the first statement of each transaction (the hot paths are one statement each, run as auto-commit transactions), the mean time of the whole transaction (commit, retries and waiting for a pooled connection included). Under load, both include waiting for a core. `RecordAssemblies` writes the records of the assemblies that came while the previous batch was written, together (at most 16, two batches at a time): its runs are batches, so assemblies ÷ runs is the mean batch, and an assembly's wait for its batch's turn is in its latency but not in this table.\n\n")
 	pf("| clients | query | runs | statement ms | server ms | transactions | transaction ms |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, lv := range l.Levels {
 		names := slices.Collect(maps.Keys(lv.Queries))
