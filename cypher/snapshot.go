@@ -52,21 +52,26 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 // lineage of the requested branch selected from it as of req.AsOf.
 func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Snapshot, error) {
 	var copy *conversationRecords
-	if !req.Fresh {
-		var known bool
-		if copy, known = s.records.lookup(accountID, req.BranchID); !known {
-			// A branch forked since the conversation was last read: find its conversation.
-			convID, err := readTx(ctx, s, func(t *tx) (string, error) {
-				rec, err := t.one("BranchConversation", map[string]any{"accountId": accountID, "branchId": req.BranchID})
-				if err != nil || rec == nil {
-					return "", err
-				}
-				return strValue(rec, "conversationId"), nil
-			})
-			if err != nil {
-				return model.Snapshot{}, err
-			}
-			copy = s.records.lookupConversation(accountID, convID)
+	release := func() {}
+	defer func() { release() }()
+	for !req.Fresh && s.records != nil {
+		c, err := s.cachedCopy(ctx, accountID, req.BranchID)
+		if err != nil {
+			return model.Snapshot{}, err
+		}
+		if c != nil {
+			copy = c
+			break
+		}
+		// No copy: read the conversation in full, unless another request is doing so;
+		// then wait for it and take its copy.
+		lead, done, err := s.records.firstRead(ctx, accountID+"/"+req.BranchID)
+		if err != nil {
+			return model.Snapshot{}, translate(err)
+		}
+		if lead {
+			release = done
+			break
 		}
 	}
 	since, resetRev := map[string]any{}, int64(0)
@@ -99,6 +104,7 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 	if !req.Fresh {
 		s.records.store(accountID, branchIDs, copy)
 	}
+	release()
 	copy.mu.RLock()
 	defer copy.mu.RUnlock()
 	snap, shared, err := buildSnapshot(copy, read.rec, req)
@@ -106,6 +112,25 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		s.records.shared.Add(1)
 	}
 	return snap, err
+}
+
+// cachedCopy returns the copy of the conversation a branch belongs to, or nil.
+func (s *Store) cachedCopy(ctx context.Context, accountID, branchID string) (*conversationRecords, error) {
+	if copy, known := s.records.lookup(accountID, branchID); known {
+		return copy, nil
+	}
+	// A branch forked since the conversation was last read: find its conversation.
+	convID, err := readTx(ctx, s, func(t *tx) (string, error) {
+		rec, err := t.one("BranchConversation", map[string]any{"accountId": accountID, "branchId": branchID})
+		if err != nil || rec == nil {
+			return "", err
+		}
+		return strValue(rec, "conversationId"), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.records.lookupConversation(accountID, convID), nil
 }
 
 // buildSnapshot selects the lineage of req.BranchID from a conversation copy as of req.AsOf,

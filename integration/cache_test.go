@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -449,5 +450,53 @@ func TestOlderAsOfSharesTheView(t *testing.T) {
 		if rep := h.must(http.StatusOK, http.MethodPost, "/v1/assemblies/"+id+"/replay", nil); rep["identical"] != true {
 			t.Errorf("assembly %s: shared and fresh reads differ: %v", id, rep["differences"])
 		}
+	}
+}
+
+// TestFirstAssembliesShareOneRead starts assemblies on a conversation that no copy holds
+// yet, all at once: one of them reads the conversation in full and the others wait for its
+// copy and read only what changed since, instead of each reading it whole.
+func TestFirstAssembliesShareOneRead(t *testing.T) {
+	store := openStore(blobDir)
+	defer store.Close(context.Background())
+	h := newHarnessWith(t, store, "")
+	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+		seed.Config{Rounds: 60, Branches: 3, Participants: 1, Seed: 5})
+	if err != nil {
+		t.Fatalf("seeding: %v", err)
+	}
+	deep := sum.Deepest()
+	body := map[string]any{"branchId": deep.ID, "participantId": sum.ParticipantIDs[0], "tokenBudget": 8000}
+	const n = 8
+	before := store.RecordCacheStats()
+	start := make(chan struct{})
+	answers := make([]response, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			answers[i] = h.call(http.MethodPost, "/v1/assemblies", body)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var first []any
+	for i, a := range answers {
+		if a.status != http.StatusCreated {
+			t.Fatalf("assembly %d: got status %d, want 201; body %s", i, a.status, a.body)
+		}
+		included := a.obj(t)["included"].([]any)
+		if i == 0 {
+			first = included
+		} else if !reflect.DeepEqual(included, first) {
+			t.Errorf("assembly %d included %v, want what assembly 0 included, %v", i, included, first)
+		}
+	}
+	after := store.RecordCacheStats()
+	full, delta := after.FullReads-before.FullReads, after.DeltaReads-before.DeltaReads
+	if full != 1 || delta != n-1 {
+		t.Errorf("got %d full and %d delta reads, want 1 full read and %d delta reads", full, delta, n-1)
 	}
 }
