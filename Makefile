@@ -30,12 +30,16 @@ test: vet
 # benchmark (economy, scale, floor, load) and writes docs/benchmarks.md with its plots in
 # docs/plots; BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick). Without NEO4J_URI it
 # restarts the local Neo4j sized for the benchmark's few GB of store: a page cache that holds
-# it (BENCH_PAGECACHE) and a 2g heap (BENCH_HEAP), as a production Neo4j would be sized.
+# it (BENCH_PAGECACHE) and a 2g heap (BENCH_HEAP), as a production Neo4j would be sized, with
+# the initial heap equal to the maximum as Neo4j's GC tuning guide recommends (a heap that
+# grows from 256m paused Neo4j for up to 80 ms at a time right after a large read, the
+# outliers of the 10,000-round rows' p99; docs/performance.md).
 BENCH_PAGECACHE ?= 4g
 BENCH_HEAP ?= 2g
 bench:
 	@if [ -z "$${NEO4J_URI:-}" ]; then \
-		NEO4J_LOCAL_PAGECACHE=$(BENCH_PAGECACHE) NEO4J_LOCAL_HEAP=$(BENCH_HEAP) scripts/neo4j-local restart; \
+		NEO4J_LOCAL_PAGECACHE=$(BENCH_PAGECACHE) NEO4J_LOCAL_HEAP=$(BENCH_HEAP) NEO4J_LOCAL_HEAP_INITIAL=$(BENCH_HEAP) \
+			scripts/neo4j-local restart; \
 		export NEO4J_URI="$(LOCAL_BOLT)"; \
 	fi; \
 	go run ./cmd/ctxbench -out docs/benchmarks.md -plots docs/plots $(BENCH_FLAGS)
