@@ -122,8 +122,8 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 }
 
 // maxAssemblyWriters is how many batches are written at once: two, so that one is sent and
-// encoded while the other commits (at 16 clients 205–209 against 197–198 assemblies/s with
-// one; docs/performance.md).
+// encoded while the other commits (at 16 clients, isolated, 204–209 against 197–198
+// assemblies/s with one; docs/performance.md).
 const maxAssemblyWriters = 2
 
 // maxAssemblyBatch is the most assembly records one transaction writes.
@@ -139,8 +139,8 @@ const assemblyBatchTimeout = 30 * time.Second
 // transaction. Concurrent assemblies of a conversation link the same included records and
 // decisions: in separate transactions each locks those nodes' relationship chains in turn
 // and waits for the others' locks; in one transaction each node is locked once and its new
-// relationships are added together (at 16 clients, Neo4j's CPU per assembly fell by a
-// quarter to a third; docs/performance.md). Each request still answers only after its record has committed,
+// relationships are added together (at 16 clients, Neo4j's CPU per assembly fell by about
+// a quarter; docs/performance.md). Each request still answers only after its record has committed,
 // and a batch that fails is written again one record at a time, so that a record fails only
 // for its own reasons. The zero value is ready to use.
 type assemblyBatcher struct {
