@@ -122,7 +122,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 }
 
 // maxAssemblyWriters is how many batches are written at once: two, so that one is sent and
-// encoded while the other commits (at 16 clients, isolated, 204–209 against 197–198
+// encoded while the other commits (at 16 clients, isolated, 204–207 against 197
 // assemblies/s with one; docs/performance.md).
 const maxAssemblyWriters = 2
 
