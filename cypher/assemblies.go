@@ -110,7 +110,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		g["id"] = decisionID(accountID, a.ConversationID, a.PolicyVersion, key, g["refs"].([]string))
 	}
 	req := a.Request
-	return s.assemblyRecords.submit(ctx, s, accountID, a.ConversationID, map[string]any{
+	return s.assemblyRecords.submit(ctx, s, accountID, a.ConversationID, a.ID, map[string]any{
 		"id": a.ID, "conversationId": a.ConversationID, "branchId": req.BranchID,
 		"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
 		"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
@@ -161,8 +161,8 @@ type pendingRecord struct {
 
 // submit queues one record and waits until it is written; it returns what writing it
 // returned.
-func (b *assemblyBatcher) submit(ctx context.Context, s *Store, accountID, conversationID string, params map[string]any) error {
-	p := &pendingRecord{ctx: ctx, accountID: accountID, id: params["id"].(string), conversationID: conversationID,
+func (b *assemblyBatcher) submit(ctx context.Context, s *Store, accountID, conversationID, id string, params map[string]any) error {
+	p := &pendingRecord{ctx: ctx, accountID: accountID, id: id, conversationID: conversationID,
 		params: params, done: make(chan error, 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, p)

@@ -273,10 +273,7 @@ func TestIncludedEdgesMatchTheRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, e := range edges {
-				got = append(got, e.Ref+" as "+e.As)
-			}
+			got := refsOf(edges)
 			if len(want) < 3 || !reflect.DeepEqual(got, want) {
 				t.Errorf("INCLUDED edges:\n got %v\nwant %v", got, want)
 			}

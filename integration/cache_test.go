@@ -23,8 +23,8 @@ import (
 // runs, calls, results, memories that supersede or contradict others, run ends).
 type assemblingHandler struct {
 	h *harness
-	// trace asks for traced assemblies, which read the whole conversation; untraced ones
-	// read the assembled lineage whole and only the memories and runs of other branches.
+	// trace asks for traced assemblies, which also list every record outside the lineage
+	// (omittedRefs); untraced ones, as agents usually send them, must select the same.
 	trace      bool
 	assemblies []string
 }
@@ -253,8 +253,8 @@ func TestSharedViewsFollowWrites(t *testing.T) {
 		"confidence": 0.9, "freshnessClass": "volatile", "observedAt": observed.Format(time.RFC3339),
 		"supersedes": []string{old}, "visibility": "conversation"}), "id")
 
-	// Untraced, the assembly reads the sibling branch only for its memories and runs: the
-	// conversation-visible memory must come through that read.
+	// Untraced, as agents usually send it, the assembly must see the sibling branch's
+	// conversation-visible memory too.
 	quick := h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", map[string]any{
 		"branchId": deep.ID, "participantId": reader, "tokenBudget": 100000,
 		"now": observed.Add(30 * time.Minute).Format(time.RFC3339Nano)})
