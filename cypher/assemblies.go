@@ -57,15 +57,6 @@ var bulkReasons = map[string]bool{
 	model.ReasonWindow: true, model.ReasonBudget: true, model.ReasonDuplicate: true, model.ReasonBranchIneligible: true,
 }
 
-// byType is a parameter map with one (empty) list per record type an assembly can name.
-func byType() map[string]any {
-	m := map[string]any{}
-	for _, t := range []string{model.KindMessage, model.KindMemory, model.KindArtifact, model.KindToolCall, model.KindCheckpoint, model.KindSkills} {
-		m[t] = []map[string]any{}
-	}
-	return m
-}
-
 // RecordAssembly writes the assembly, its INCLUDED edges and its policy decisions in one
 // transaction, which may also write the records of other assemblies made at the same time
 // (assemblyBatcher); it returns once the record has committed.
@@ -74,7 +65,33 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	if err != nil {
 		return model.Internal("encoding the assembly record", err)
 	}
-	eids, err := s.elementIDs(ctx, accountID, a.ConversationID, a.Included)
+	// One PolicyDecision per distinct decision (record type, kind, outcome, form, reason
+	// and rule), ABOUT every record it was made for: the same rule applied to many records
+	// is one node, not one per record, and the same decision made again by a later assembly
+	// is the same node (decisionID).
+	var decided []*decisionGroup
+	groups := map[[6]string]*decisionGroup{}
+	for d := range a.AllDecisions() {
+		if !storedDecisionKinds[d.Kind] || bulkReasons[d.Reason] || d.Bulk {
+			continue
+		}
+		key := [6]string{d.Type, d.Kind, d.Outcome, d.As, d.Reason, d.Rule}
+		g, ok := groups[key]
+		if !ok {
+			g = &decisionGroup{key: key}
+			groups[key] = g
+			decided = append(decided, g)
+		}
+		g.refs = append(g.refs, d.Ref)
+	}
+	refs := make([]string, 0, len(a.Included))
+	for _, inc := range a.Included {
+		refs = append(refs, inc.Ref)
+	}
+	for _, g := range decided {
+		refs = append(refs, g.refs...)
+	}
+	eids, err := s.elementIDs(ctx, accountID, a.ConversationID, refs)
 	if err != nil {
 		return err
 	}
@@ -85,29 +102,17 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			included = append(included, map[string]any{"ref": inc.Ref, "eid": eid, "as": inc.As, "position": i})
 		}
 	}
-	// One PolicyDecision per distinct decision (kind, outcome, form, reason, rule) and record
-	// type, ABOUT every record it was made for: the same rule applied to many records is
-	// one node, not one per record, and the same decision made again by a later assembly is
-	// the same node (decisionID).
-	decisions := byType()
-	groups := map[[6]string]map[string]any{}
-	for d := range a.AllDecisions() {
-		list, ok := decisions[d.Type].([]map[string]any)
-		if !ok || !storedDecisionKinds[d.Kind] || bulkReasons[d.Reason] || d.Bulk {
-			continue
+	decisions := make([]map[string]any, 0, len(decided))
+	for _, g := range decided {
+		about := make([]map[string]any, 0, len(g.refs))
+		for _, ref := range g.refs {
+			if eid := eids[ref]; eid != "" {
+				about = append(about, map[string]any{"ref": ref, "eid": eid})
+			}
 		}
-		key := [6]string{d.Type, d.Kind, d.Outcome, d.As, d.Reason, d.Rule}
-		if g, ok := groups[key]; ok {
-			g["refs"] = append(g["refs"].([]string), d.Ref)
-			continue
-		}
-		g := map[string]any{"refs": []string{d.Ref}, "kind": d.Kind, "outcome": d.Outcome,
-			"as": nullable(d.As), "reason": d.Reason, "rule": d.Rule}
-		groups[key] = g
-		decisions[d.Type] = append(list, g)
-	}
-	for key, g := range groups {
-		g["id"] = decisionID(accountID, a.ConversationID, a.PolicyVersion, key, g["refs"].([]string))
+		decisions = append(decisions, map[string]any{
+			"id": decisionID(accountID, a.ConversationID, a.PolicyVersion, g.key, g.refs), "refs": g.refs, "about": about,
+			"kind": g.key[1], "outcome": g.key[2], "as": nullable(g.key[3]), "reason": g.key[4], "rule": g.key[5]})
 	}
 	req := a.Request
 	return s.assemblyRecords.submit(ctx, s, accountID, a.ConversationID, a.ID, map[string]any{
@@ -264,25 +269,32 @@ func (s *Store) recordAssemblies(ctx context.Context, records []*pendingRecord) 
 	return written, nil
 }
 
-// elementIDs returns the element ids of the included records: from the assembler's copy of
-// the conversation, which read them a moment ago, and for any it does not hold (no cache, a
-// fresh read, a copy dropped since) from the graph.
-func (s *Store) elementIDs(ctx context.Context, accountID, conversationID string, included []model.IncludedItem) (map[string]string, error) {
-	out := make(map[string]string, len(included))
+// decisionGroup is one stored PolicyDecision of an assembly: its key (record type, kind,
+// outcome, form, reason, rule) and the records it was made for.
+type decisionGroup struct {
+	key  [6]string
+	refs []string
+}
+
+// elementIDs returns the element ids of records an assembly links: from the assembler's
+// copy of the conversation, which read them a moment ago, and for any it does not hold (no
+// cache, a fresh read, a copy dropped since) from the graph.
+func (s *Store) elementIDs(ctx context.Context, accountID, conversationID string, refs []string) (map[string]string, error) {
+	out := make(map[string]string, len(refs))
 	var missing []string
 	c := s.records.lookupConversation(accountID, conversationID)
 	if c != nil {
 		c.mu.RLock()
 	}
-	for _, inc := range included {
+	for _, ref := range refs {
 		var r *cachedRecord
 		if c != nil {
-			r = c.byID[inc.Ref]
+			r = c.byID[ref]
 		}
 		if r != nil && r.elementID != "" {
-			out[inc.Ref] = r.elementID
+			out[ref] = r.elementID
 		} else {
-			missing = append(missing, inc.Ref)
+			missing = append(missing, ref)
 		}
 	}
 	if c != nil {
@@ -354,6 +366,24 @@ func (s *Store) IncludedEdges(ctx context.Context, accountID, id string) ([]mode
 		out := make([]model.IncludedItem, len(records))
 		for i, r := range records {
 			out[i] = model.IncludedItem{Ref: strValue(r, "ref"), As: strValue(r, "as")}
+		}
+		return out, nil
+	})
+}
+
+// DecisionEdges reads the stored policy decisions that constrain an assembly from the graph,
+// one per record a decision is ABOUT: what Browser readers see of them, which must agree with
+// the refs each decision lists.
+func (s *Store) DecisionEdges(ctx context.Context, accountID, id string) ([]model.Decision, error) {
+	return readTx(ctx, s, func(t *tx) ([]model.Decision, error) {
+		records, err := t.run("DecisionEdges", map[string]any{"id": id, "accountId": accountID})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]model.Decision, len(records))
+		for i, r := range records {
+			out[i] = model.Decision{Ref: strValue(r, "ref"), Kind: strValue(r, "kind"), Outcome: strValue(r, "outcome"),
+				As: strValue(r, "as"), Reason: strValue(r, "reason"), Rule: strValue(r, "rule")}
 		}
 		return out, nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,11 +248,13 @@ func TestOpenCallsBeyondTheBudgetAreCompactedNeverDropped(t *testing.T) {
 	}
 }
 
-// TestIncludedEdgesMatchTheRecord checks the graph side of a recorded assembly: one INCLUDED
-// edge per included record, with its form, in order, as a Browser reader finds them. The
-// edges are linked by the element ids the assembler read; with the record cache off they are
-// looked up in the graph instead, which must link the same records.
-func TestIncludedEdgesMatchTheRecord(t *testing.T) {
+// TestAssemblyEdgesMatchTheRecord checks the graph side of a recorded assembly as a Browser
+// reader finds it: one INCLUDED edge per included record, with its form, in order, for every
+// kind of record (the run's skills and checkpoint too); and one ABOUT edge from each stored
+// policy decision to each record it lists, written once however many assemblies the decision
+// constrains. The edges are linked by the element ids the assembler read; with the record
+// cache off they are looked up in the graph instead, which must link the same records.
+func TestAssemblyEdgesMatchTheRecord(t *testing.T) {
 	noCache := openStore(blobDir)
 	defer noCache.Close(context.Background())
 	noCache.SetRecordCache(0)
@@ -262,12 +265,21 @@ func TestIncludedEdgesMatchTheRecord(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarnessWith(t, tc.store, "")
 			w := h.assemblyWorld()
-			a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 4000,
+			run := str(h.must(201, "POST", "/v1/branches/"+w.branch+"/runs", map[string]any{"participantId": w.participant,
+				"runtimeKind": "chat", "at": "2026-11-01T09:00:10Z"}), "id")
+			h.must(201, "POST", "/v1/runs/"+run+"/skills", map[string]any{"loadedSkills": []string{"xlsx"}, "at": "2026-11-01T09:00:11Z"})
+			h.must(201, "POST", "/v1/runs/"+run+"/checkpoints", map[string]any{"state": map[string]any{"step": 1}, "at": "2026-11-01T09:00:12Z"})
+			a := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "runId": run, "tokenBudget": 4000,
 				"now": "2026-11-01T10:00:00Z"})
 			var want []string
+			forms := map[string]bool{}
 			for _, v := range a["included"].([]any) {
 				inc := v.(map[string]any)
 				want = append(want, str(inc, "ref")+" as "+str(inc, "as"))
+				forms[str(inc, "as")] = true
+			}
+			if !forms["skills"] || !forms["checkpoint"] {
+				t.Fatalf("got included %v, want the run's skills and checkpoint among them", want)
 			}
 			edges, err := tc.store.IncludedEdges(t.Context(), h.account, str(a, "id"))
 			if err != nil {
@@ -277,8 +289,40 @@ func TestIncludedEdgesMatchTheRecord(t *testing.T) {
 			if len(want) < 3 || !reflect.DeepEqual(got, want) {
 				t.Errorf("INCLUDED edges:\n got %v\nwant %v", got, want)
 			}
+
+			rec, err := tc.store.Assembly(t.Context(), h.account, str(a, "id"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAbout := decisionsOf(rec.Decisions)
+			if !slices.Contains(wantAbout, w.failedCall+" recovery included recovery.unresolved_failed") {
+				t.Fatalf("stored decisions %v: want the failed call's recovery among them", wantAbout)
+			}
+			// The same request again makes the same decisions: the second assembly links the
+			// stored ones, which keep their ABOUT edges as they were.
+			again := h.assemble(map[string]any{"branchId": w.branch, "participantId": w.participant, "runId": run, "tokenBudget": 4000,
+				"now": "2026-11-01T10:00:00Z"})
+			for _, id := range []string{str(a, "id"), str(again, "id")} {
+				about, err := tc.store.DecisionEdges(t.Context(), h.account, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := decisionsOf(about); !reflect.DeepEqual(got, wantAbout) {
+					t.Errorf("assembly %s: ABOUT edges of its decisions:\n got %v\nwant %v", id, got, wantAbout)
+				}
+			}
 		})
 	}
+}
+
+// decisionsOf lists decisions as "ref kind outcome rule", sorted.
+func decisionsOf(ds []model.Decision) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Ref+" "+d.Kind+" "+d.Outcome+" "+d.Rule)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestConcurrentAssemblyRecords holds both of the store's record writers in their first
@@ -305,6 +349,10 @@ func TestConcurrentAssemblyRecords(t *testing.T) {
 			if len(tmpl.Included) < 3 {
 				t.Fatalf("the template assembly included %d records, want at least 3", len(tmpl.Included))
 			}
+			// Without its decisions: a decision is MERGEd by its content, so the second
+			// writer would wait for the lock the held first one has on it and never reach
+			// the gate.
+			tmpl.Decisions = nil
 
 			gate, entered := make(chan struct{}), make(chan struct{}, 2)
 			var held atomic.Int32

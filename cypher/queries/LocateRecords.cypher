@@ -10,5 +10,7 @@ CALL (id) {
   UNION MATCH (n:ToolMemory {id: id, accountId: $accountId}) RETURN n, 'ToolMemory' AS label
   UNION MATCH (n:Participant {id: id, accountId: $accountId}) RETURN n, 'Participant' AS label
   UNION MATCH (n:Branch {id: id, accountId: $accountId}) RETURN n, 'Branch' AS label
+  UNION MATCH (n:Checkpoint {id: id, accountId: $accountId}) RETURN n, 'Checkpoint' AS label
+  UNION MATCH (n:SkillState {id: id, accountId: $accountId}) RETURN n, 'SkillState' AS label
 }
 RETURN id, label, n
