@@ -58,3 +58,72 @@ func TestChunkedCountIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestASCIIPiecesMatchTheSplitPattern checks the hand-written ASCII splitter of o200k_base
+// against the library's pattern on random plain ASCII texts (isPlainASCII): the pieces it
+// cuts, and the count of the whole text. The texts mix letter runs of both cases,
+// contractions, digits, punctuation, slashes and every ASCII white-space character.
+func TestASCIIPiecesMatchTheSplitPattern(t *testing.T) {
+	tk := MustTokenizer("o200k_base")
+	fragments := []string{"a", "Z", "word", "Word", "WORD", "wORD", "McDonald", "'s", "'S", "'t", "'re", "'VE", "'m", "'ll",
+		"'Ld", "'d", "'x", "'", "1", "42", "2026", "12345678", ".", ",", "-", "...", "/", "//", "\"", "{", "}", ":", "=", "_",
+		" ", " ", "  ", "   ", "\t", "\n", "\r", "\r\n", "\v", "\f", " \n ", "\n\n", "(", ")"}
+	var plain []byte
+	for c := byte(0); c < 128; c++ {
+		if isPlainASCII(string(c)) {
+			plain = append(plain, c)
+		}
+	}
+	if len(plain) != 95+5 {
+		t.Fatalf("got %d plain ASCII characters, want the 95 printable ones and 5 of white space", len(plain))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(30); n >= 0; n-- {
+			if rng.IntN(4) == 0 {
+				b.WriteByte(plain[rng.IntN(len(plain))])
+			} else {
+				b.WriteString(fragments[rng.IntN(len(fragments))])
+			}
+		}
+		text := b.String()
+		var got []string
+		for i := 0; i < len(text); {
+			j := o200kPieceEnd(text, i)
+			got = append(got, text[i:j])
+			i = j
+		}
+		_, want, err := tk.codec.Encode(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The codec reports tokens, not pieces: join each piece's tokens back.
+		if strings.Join(got, "") != text || !piecesCover(got, want) {
+			t.Fatalf("pieces of %q:\n got %q\ntokens %q", text, got, want)
+		}
+		if n, err := tk.codec.Count(text); err != nil || tk.countASCII(text) != n {
+			t.Fatalf("countASCII(%q) = %d, the codec counts %d (%v)", text, tk.countASCII(text), n, err)
+		}
+	}
+}
+
+// piecesCover reports whether every piece boundary falls on a token boundary, so that the
+// pieces' counts add up to the text's: BPE never merges across the pattern's pieces, and a
+// piece cut elsewhere than the pattern cuts would show as a boundary inside a token.
+func piecesCover(pieces, tokens []string) bool {
+	bounds := map[int]bool{0: true}
+	at := 0
+	for _, tok := range tokens {
+		at += len(tok)
+		bounds[at] = true
+	}
+	at = 0
+	for _, p := range pieces {
+		at += len(p)
+		if !bounds[at] {
+			return false
+		}
+	}
+	return true
+}
