@@ -43,18 +43,24 @@ func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs [
 	return out, nil
 }
 
-// storedDecisionKinds are the decisions kept as PolicyDecision nodes: DESIGN's privacy,
-// freshness, rehydration, routing and recovery decisions. Bulk and structural ones
-// (window, budget, branch, duplicates, visibility, supersession, provenance, conflict and
-// plain inclusion) are counted on the assembly and recomputed by explain through replay, so
-// that the record of an assembly does not grow with the history behind it.
-var storedDecisionKinds = map[string]bool{
-	"privacy": true, "routing": true, "freshness": true, "rehydration": true, "recovery": true,
-}
-
-// bulkReasons are omission reasons that are never stored as decisions, whatever their kind.
-var bulkReasons = map[string]bool{
-	model.ReasonWindow: true, model.ReasonBudget: true, model.ReasonDuplicate: true, model.ReasonBranchIneligible: true,
+// storedDecision reports whether a decision is kept as a PolicyDecision node: DESIGN's
+// privacy, freshness, rehydration, routing and recovery decisions, unless they omit for a
+// bulk reason (window, budget, duplicate, branch) or did not shape the request. Structural
+// ones (visibility, supersession, provenance, conflict and plain inclusion) are counted on
+// the assembly and recomputed by explain through replay, so that the record of an assembly
+// does not grow with the history behind it. (A switch, not a map: an assembly late in a long
+// conversation asks it of tens of thousands of settled decisions.)
+func storedDecision(d *model.Decision) bool {
+	switch d.Kind {
+	case "privacy", "routing", "freshness", "rehydration", "recovery":
+	default:
+		return false
+	}
+	switch d.Reason {
+	case model.ReasonWindow, model.ReasonBudget, model.ReasonDuplicate, model.ReasonBranchIneligible:
+		return false
+	}
+	return !d.Bulk
 }
 
 // RecordAssembly writes the assembly, its INCLUDED edges and its policy decisions in one
@@ -71,18 +77,21 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	// is the same node (decisionID).
 	var decided []*decisionGroup
 	groups := map[[6]string]*decisionGroup{}
-	for d := range a.AllDecisions() {
-		if !storedDecisionKinds[d.Kind] || bulkReasons[d.Reason] || d.Bulk {
-			continue
+	for _, list := range [][]model.Decision{a.Decisions, a.Settled} {
+		for i := range list {
+			d := &list[i]
+			if !storedDecision(d) {
+				continue
+			}
+			key := [6]string{d.Type, d.Kind, d.Outcome, d.As, d.Reason, d.Rule}
+			g, ok := groups[key]
+			if !ok {
+				g = &decisionGroup{key: key}
+				groups[key] = g
+				decided = append(decided, g)
+			}
+			g.refs = append(g.refs, d.Ref)
 		}
-		key := [6]string{d.Type, d.Kind, d.Outcome, d.As, d.Reason, d.Rule}
-		g, ok := groups[key]
-		if !ok {
-			g = &decisionGroup{key: key}
-			groups[key] = g
-			decided = append(decided, g)
-		}
-		g.refs = append(g.refs, d.Ref)
 	}
 	refs := make([]string, 0, len(a.Included))
 	for _, inc := range a.Included {
