@@ -51,6 +51,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tiktoken-go/tokenizer"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"gonum.org/v1/plot"
@@ -181,6 +182,7 @@ type bench struct {
 	started  time.Time
 	sys      sysInfo
 	phases   []phaseTiming
+	speed    []speedProbe
 	economy  *economyResult
 	floor    []floorProbe
 	rows     []*scaleRow
@@ -318,6 +320,7 @@ type results struct {
 	DataDir   string
 	Sys       sysInfo
 	Phases    []phaseTiming
+	Speed     []speedProbe
 	Economy   *economyResult
 	Floor     []floorProbe
 	Rows      []*scaleRow
@@ -331,7 +334,7 @@ func (b *bench) results() results {
 	return results{
 		Started: b.started, Total: b.elapsed(), Args: b.o.args, Quick: b.o.quick, Matrix: b.o.matrix, Budget: b.o.budget,
 		FloorN: b.o.floorN, LoadDur: b.o.loadDur, SeedConc: b.o.seedConc, Scenarios: b.o.scenarios, Base: b.base,
-		Account: b.account, DataDir: b.dataDir, Sys: b.sys, Phases: b.phases, Economy: b.economy, Floor: b.floor,
+		Account: b.account, DataDir: b.dataDir, Sys: b.sys, Phases: b.phases, Speed: b.speed, Economy: b.economy, Floor: b.floor,
 		Rows: b.rows, Load: b.load, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
 	}
 }
@@ -357,7 +360,7 @@ func replot(o options) error {
 		r.Args, r.Quick, r.Matrix, r.Budget, r.FloorN, r.LoadDur, r.SeedConc, r.Scenarios
 	o.jsonOut = ""
 	b := &bench{o: o, started: r.Started, total: r.Total, base: r.Base, account: r.Account, dataDir: r.DataDir, sys: r.Sys,
-		phases: r.Phases, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, cleanups: r.Cleanups, failures: r.Failures,
+		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, cleanups: r.Cleanups, failures: r.Failures,
 		savedServerErrs: r.ServerErr}
 	if err := b.makePlots(); err != nil {
 		return err
@@ -368,6 +371,62 @@ func replot(o options) error {
 type phaseTiming struct {
 	Name    string
 	Elapsed time.Duration
+}
+
+// speedProbe is one measurement of the machine's speed between phases: how long a fixed,
+// single-threaded piece of work took (speedWork), the best of three. The machine is a VM on
+// a shared host whose speed has been seen to move by tens of percent within an hour; the
+// probes say whether a run's figures were measured on a fast or a slow machine.
+type speedProbe struct {
+	When string
+	Ms   float64
+}
+
+// speedText is the fixed work of a speed probe: 400 lines of CSV, 29 KB.
+var speedText = func() string {
+	var b strings.Builder
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&b, "row-%d,Region %d,%d.%02d,2026-11-%02d,\"note about item %d with some words\"\n", i, i%7, i*13, i%100, i%28+1, i)
+	}
+	return b.String()
+}()
+
+// speedWork tokenizes speedText with the tokenizer library's own split pattern and BPE (not
+// ctxgraph's code, so that the probe measures the machine, not the change under test).
+func speedWork() time.Duration {
+	codec, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return 0
+	}
+	best := time.Duration(0)
+	for range 3 {
+		start := time.Now()
+		for range 5 {
+			_, _ = codec.Count(speedText)
+		}
+		if d := time.Since(start); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+func (b *bench) probeSpeed(when string) {
+	d := speedWork()
+	b.speed = append(b.speed, speedProbe{When: when, Ms: float64(d.Microseconds()) / 1000})
+	logf("machine speed probe %s: %.1f ms", when, float64(d.Microseconds())/1000)
+}
+
+// speedLine summarises the probes for the report's header.
+func (b *bench) speedLine() string {
+	if len(b.speed) == 0 {
+		return "not measured"
+	}
+	parts := make([]string, len(b.speed))
+	for i, p := range b.speed {
+		parts[i] = fmt.Sprintf("%.1f ms %s", p.Ms, p.When)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func newBench(o options) (*bench, error) {
@@ -447,6 +506,7 @@ func (b *bench) close() {
 
 func (b *bench) run(ctx context.Context) error {
 	for _, p := range b.o.phaseOrder {
+		b.probeSpeed("before " + p)
 		start := time.Now()
 		logf("phase %s", p)
 		switch p {
@@ -465,6 +525,7 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
+	b.probeSpeed("after the last phase")
 	if b.o.cleanup {
 		start := time.Now()
 		b.runCleanup(ctx)
@@ -1618,6 +1679,7 @@ func (b *bench) writeReport(final bool) error {
 	pf("| date | %s |\n", b.started.UTC().Format("2006-01-02 15:04 MST"))
 	pf("| command | `go run ./cmd/ctxbench %s` |\n", strings.Join(b.o.args, " "))
 	pf("| machine | %d CPUs (nproc), %s, %s |\n", s.NProc, s.Mem, s.CPU)
+	pf("| machine speed | %s (a fixed single-threaded workload, the tokenizer library counting a 29 KB CSV 5 times, best of 3; lower is faster) |\n", b.speedLine())
 	pf("| OS | %s |\n", s.Kernel)
 	pf("| Go | %s (GOMAXPROCS %d) |\n", runtime.Version(), runtime.GOMAXPROCS(0))
 	pf("| Neo4j | %s |\n", s.Neo4j)
