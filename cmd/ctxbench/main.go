@@ -373,10 +373,11 @@ type phaseTiming struct {
 	Elapsed time.Duration
 }
 
-// speedProbe is one measurement of the machine's speed between phases: how long a fixed,
-// single-threaded piece of work took (speedWork), the best of three. The machine is a VM on
-// a shared host whose speed has been seen to move by tens of percent within an hour; the
-// probes say whether a run's figures were measured on a fast or a slow machine.
+// speedProbe is one measurement of the machine's CPU speed between phases: how long a
+// fixed, single-threaded piece of work took (speedWork), the best of three. The machine is
+// a VM on a shared host whose speed has been seen to move by tens of percent within an hour.
+// A slow probe says the CPU was slow during the run; a normal one does not vouch for the
+// rest (on 2026-12-03 a run was twice as slow end to end with the probe near normal).
 type speedProbe struct {
 	When string
 	Ms   float64
@@ -1679,7 +1680,7 @@ func (b *bench) writeReport(final bool) error {
 	pf("| date | %s |\n", b.started.UTC().Format("2006-01-02 15:04 MST"))
 	pf("| command | `go run ./cmd/ctxbench %s` |\n", strings.Join(b.o.args, " "))
 	pf("| machine | %d CPUs (nproc), %s, %s |\n", s.NProc, s.Mem, s.CPU)
-	pf("| machine speed | %s (a fixed single-threaded workload, the tokenizer library counting a 29 KB CSV 5 times, best of 3; lower is faster) |\n", b.speedLine())
+	pf("| machine speed | %s (CPU only: a fixed single-threaded workload, the tokenizer library counting a 29 KB CSV 5 times, best of 3; lower is faster) |\n", b.speedLine())
 	pf("| OS | %s |\n", s.Kernel)
 	pf("| Go | %s (GOMAXPROCS %d) |\n", runtime.Version(), runtime.GOMAXPROCS(0))
 	pf("| Neo4j | %s |\n", s.Neo4j)
