@@ -164,22 +164,26 @@ func (t *Tokenizer) countASCII(chunk string) int {
 	if len(misses) == 0 {
 		return n
 	}
-	counts := make([]int, len(misses))
-	for k, piece := range misses {
-		// A piece on its own splits into itself, so the codec counts exactly its tokens.
-		c, err := t.codec.Count(piece)
-		if err != nil {
-			c = len(piece)
+	// A new piece that recurs in the chunk is counted by the codec once.
+	counted := make(map[string]int, len(misses))
+	for _, piece := range misses {
+		c, ok := counted[piece]
+		if !ok {
+			// A piece on its own splits into itself, so the codec counts exactly its tokens.
+			var err error
+			if c, err = t.codec.Count(piece); err != nil {
+				c = len(piece)
+			}
+			counted[piece] = c
 		}
-		counts[k] = c
 		n += c
 	}
 	t.piecesMu.Lock()
-	if len(t.pieces)+len(misses) > pieceCacheSize {
+	if len(t.pieces)+len(counted) > pieceCacheSize {
 		t.pieces = map[string]int{}
 	}
-	for k, piece := range misses {
-		t.pieces[strings.Clone(piece)] = counts[k]
+	for piece, c := range counted {
+		t.pieces[strings.Clone(piece)] = c
 	}
 	t.piecesMu.Unlock()
 	return n
@@ -201,8 +205,8 @@ func isPlainASCII(s string) bool {
 }
 
 // o200kPieceEnd returns the end of the piece that starts at s[i], for plain ASCII s
-// (isPlainASCII), as o200k_base's
-// split pattern cuts it. Its alternatives, tried in order, are
+// (isPlainASCII), as o200k_base's split pattern cuts it. Its alternatives, tried in order,
+// are
 //
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?

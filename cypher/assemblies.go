@@ -113,14 +113,15 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	}
 	decisions := make([]map[string]any, 0, len(decided))
 	for _, g := range decided {
-		about := make([]map[string]any, 0, len(g.refs))
-		for _, ref := range g.refs {
-			if eid := eids[ref]; eid != "" {
-				about = append(about, map[string]any{"ref": ref, "eid": eid})
-			}
+		// The element ids go beside the refs, one each (null for a record found nowhere):
+		// only the assembly that writes the decision links them, and a list of strings
+		// costs far less to build and send than a map per record.
+		refEids := make([]any, len(g.refs))
+		for k, ref := range g.refs {
+			refEids[k] = nullable(eids[ref])
 		}
 		decisions = append(decisions, map[string]any{
-			"id": decisionID(accountID, a.ConversationID, a.PolicyVersion, g.key, g.refs), "refs": g.refs, "about": about,
+			"id": decisionID(accountID, a.ConversationID, a.PolicyVersion, g.key, g.refs), "refs": g.refs, "eids": refEids,
 			"kind": g.key[1], "outcome": g.key[2], "as": nullable(g.key[3]), "reason": g.key[4], "rule": g.key[5]})
 	}
 	req := a.Request

@@ -413,9 +413,9 @@ func speedWork() time.Duration {
 }
 
 func (b *bench) probeSpeed(when string) {
-	d := speedWork()
-	b.speed = append(b.speed, speedProbe{When: when, Ms: float64(d.Microseconds()) / 1000})
-	logf("machine speed probe %s: %.1f ms", when, float64(d.Microseconds())/1000)
+	ms := float64(speedWork().Microseconds()) / 1000
+	b.speed = append(b.speed, speedProbe{When: when, Ms: ms})
+	logf("machine speed probe %s: %.1f ms", when, ms)
 }
 
 // speedLine summarises the probes for the report's header.
