@@ -111,7 +111,7 @@ func main() {
 	flag.DurationVar(&o.loadDur, "load-duration", 0, "duration of each load level (default 30s, 10s with -quick)")
 	flag.StringVar(&o.clients, "clients", "1,4,16,64", "concurrent clients of the load levels")
 	flag.BoolVar(&o.cleanup, "cleanup", true, "at the end of the run, delete the conversations it made (DELETE /v1/conversations/{id}); failures are reported, not fatal")
-	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies and of each load level (off when empty)")
+	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies (assembly-ROW), of its assemblies after a write with those writes (afterwrite-ROW), and of each load level (load-N) (off when empty)")
 	flag.IntVar(&o.seedConc, "seed-concurrency", 4, "seed.Config.Concurrency (branches written in parallel)")
 	flag.DurationVar(&o.seedLimit, "seed-timeout", 15*time.Minute, "give up seeding a scale row after this long and skip the remaining rows of that size (0: no limit)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every measurement as JSON to this file")
@@ -988,6 +988,8 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		row.AfterWriteErr = fmt.Sprintf("starting a run on the assembled branch answered %d %v %s", st, err, clip(out))
 	}
 	rng := mrand.New(mrand.NewPCG(uint64(row.Rounds), uint64(row.Branches)))
+	// Its profile holds the untimed writes too: the assemblies alone are not separable here.
+	_, stopProfile = b.startProfile("afterwrite-" + row.name())
 	for i := 0; i < afterWrites && row.AfterWriteErr == ""; i++ {
 		if _, _, msg := b.writeToolResult(ctx, run.ID, fmt.Sprintf("after-write-%d", i), rng); msg != "" {
 			row.AfterWriteErr = msg
@@ -995,6 +997,7 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		}
 		w.assemble(ctx, b, body)
 	}
+	stopProfile()
 	if w.errors > 0 {
 		row.AfterWriteErr = w.err
 	}
@@ -1679,6 +1682,9 @@ func (b *bench) writeReport(final bool) error {
 	pf("| | |\n|---|---|\n")
 	pf("| date | %s |\n", b.started.UTC().Format("2006-01-02 15:04 MST"))
 	pf("| command | `go run ./cmd/ctxbench %s` |\n", strings.Join(b.o.args, " "))
+	if s.Code != "" {
+		pf("| code | %s |\n", s.Code)
+	}
 	pf("| machine | %d CPUs (nproc), %s, %s |\n", s.NProc, s.Mem, s.CPU)
 	pf("| machine speed | %s (CPU only: a fixed single-threaded workload, the tokenizer library counting a 29 KB CSV 5 times, best of 3; lower is faster) |\n", b.speedLine())
 	pf("| OS | %s |\n", s.Kernel)
@@ -2118,6 +2124,7 @@ type sysInfo struct {
 	CPU    string
 	Kernel string
 	Neo4j  string
+	Code   string
 }
 
 func readSysInfo(o options, dataDir string) sysInfo {
@@ -2152,6 +2159,7 @@ func readSysInfo(o options, dataDir string) sysInfo {
 	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
 		s.Kernel = strings.TrimSpace(string(out))
 	}
+	s.Code = codeVersion()
 	s.Neo4j = "version unknown (" + o.neo4jURI + ")"
 	if dataDir != "" {
 		home := filepath.Dir(dataDir)
@@ -2165,6 +2173,23 @@ func readSysInfo(o options, dataDir string) sysInfo {
 		}
 	}
 	return s
+}
+
+// codeVersion names the commit the benchmark was built from, from git in the working
+// directory (make bench runs in the repository), and says whether tracked files differed from
+// it: a report measures the code it names, not whatever is committed later.
+func codeVersion() string {
+	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown (not run in a git checkout)"
+	}
+	v := "commit " + strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err != nil {
+		v += " (working tree not checked)"
+	} else if len(strings.TrimSpace(string(st))) > 0 {
+		v += " with uncommitted changes to tracked files"
+	}
+	return v
 }
 
 // startupSettings returns the values of the named settings as the last start of Neo4j
