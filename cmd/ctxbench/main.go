@@ -960,12 +960,14 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		row.Err = fmt.Sprintf("cold call: %d %v %s", st, err, clip(out))
 	}
 	var stopProfile func()
+	queriesBefore := cypher.QueryTimes()
 	row.Profile, stopProfile = b.startProfile("assembly-" + row.name())
 	var t timedAssemblies
 	for i := 0; i < n; i++ {
 		t.assemble(ctx, b, body)
 	}
 	stopProfile()
+	logf("scale %s: timed assemblies' statements: %s", row.name(), statementMeans(queryTimesSince(queriesBefore)))
 	if t.errors > 0 {
 		row.Errors += t.errors
 		row.Err = t.err
@@ -1329,6 +1331,22 @@ func queryTimesSince(before map[string]cypher.QueryTime) map[string]cypher.Query
 		}
 	}
 	return out
+}
+
+// statementMeans describes, per query, how often it ran and its mean time as the driver saw
+// it (sent, run, results read) and as Neo4j reported it (available after + consumed after).
+func statementMeans(times map[string]cypher.QueryTime) string {
+	names := slices.Sorted(maps.Keys(times))
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		t := times[name]
+		if t.Runs == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d %.2f ms (Neo4j %.2f)", name, t.Runs,
+			float64(t.Statement.Microseconds())/1000/float64(t.Runs), float64(t.Server.Microseconds())/1000/float64(t.Runs)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeToolResult records a web_search call on a run and its ~2 KB result: two requests. It
