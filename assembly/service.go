@@ -125,6 +125,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		verdicts[k] = j.verdicts[i]
 	}
 	texts, costs, compactCosts := slices.Clone(j.texts), slices.Clone(j.costs), j.compactCosts
+	forms := make([]lineForm, n)
+	for k, i := range j.budgeted {
+		forms[k] = formOf(&j.verdicts[i])
+	}
 	raw, names := j.raw, snap.ParticipantNames
 	head := header(req.Now)
 	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
@@ -134,7 +138,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	fitTime := time.Since(fitStart)
 	policyTime += fitTime
 
-	rerender(verdicts, texts, req.Provider, raw, names)
+	rerender(verdicts, texts, forms, req.Provider, raw, names)
 	msgs, included := render(verdicts, texts, head)
 	assembled := ChatTokens(tk, msgs)
 	// Token counts of lines joined can differ by a token or two from their sum: trim the
@@ -148,7 +152,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 			if _, changed := policy.ShrinkRecovery(verdicts, costs, compactCosts, assembled-req.TokenBudget); !changed {
 				break
 			}
-			rerender(verdicts, texts, req.Provider, raw, names)
+			rerender(verdicts, texts, forms, req.Provider, raw, names)
 			msgs, included = render(verdicts, texts, head)
 			assembled = ChatTokens(tk, msgs)
 			continue
@@ -156,7 +160,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		verdicts[i].Decision = model.Decision{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, Kind: "budget",
 			Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget, Rule: "budget.final_fit"}
 		policy.SettleConflicts(verdicts)
-		rerender(verdicts, texts, req.Provider, raw, names)
+		rerender(verdicts, texts, forms, req.Provider, raw, names)
 		msgs, included = render(verdicts, texts, head)
 		assembled = ChatTokens(tk, msgs)
 	}
@@ -344,13 +348,32 @@ func contextSection(vd policy.Verdict) int {
 	return 4
 }
 
+// lineForm is what the budget can change of how a context record is rendered: whether it
+// is included, its form, and whether a recovery item is compact. Everything else a line
+// shows was settled by the judge (contextLine).
+type lineForm struct {
+	included bool
+	as       string
+	compact  bool
+}
+
+func formOf(vd *policy.Verdict) lineForm {
+	return lineForm{included: vd.Included(), as: vd.Decision.As, compact: vd.Compact}
+}
+
 // rerender refreshes the text of every included context record whose form the budget
-// changed (a revived duplicate, a conflict side that became a lone survivor).
-func rerender(verdicts []policy.Verdict, texts []string, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
+// changed since its text was rendered (forms[i]): a revived duplicate, a conflict side that
+// became a lone survivor, a recovery item made compact. The others keep the judgement's
+// text, which the same verdict in the same form renders to.
+func rerender(verdicts []policy.Verdict, texts []string, forms []lineForm, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if vd.Included() && vd.Candidate.Kind != model.KindMessage {
+		if !vd.Included() || vd.Candidate.Kind == model.KindMessage {
+			continue
+		}
+		if f := formOf(vd); f != forms[i] {
 			texts[i] = contextLine(*vd, provider, raw, names)
+			forms[i] = f
 		}
 	}
 }

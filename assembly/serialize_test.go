@@ -1,0 +1,80 @@
+package assembly
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// rerender keeps the judgement's text of a line whose form the budget left alone and
+// renders again the others; after any sequence of budget changes, every included context
+// line must read as if rendered from scratch.
+func TestRerenderMatchesRenderingEveryLine(t *testing.T) {
+	stale := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	raw := map[string]model.ArtifactRaw{"art_1": {Result: []byte(`{"rows":3}`), Arguments: []byte(`{"q":"x"}`)}}
+	names := map[string]string{"pt_1": "planner"}
+	judged := func() []policy.Verdict {
+		cands := []*model.Candidate{
+			{ID: "mem_1", Kind: model.KindMemory, Summary: "supplier A is cheaper"},
+			{ID: "mem_2", Kind: model.KindMemory, Summary: "supplier B is cheaper"},
+			{ID: "mem_3", Kind: model.KindMemory, Summary: "rates rose in May", RevalidateWith: []string{"web_search"}},
+			{ID: "call_1", Kind: model.KindToolCall, Tool: "crm_lookup", Status: "pending", Arguments: `{"id":7}`},
+			{ID: "call_2", Kind: model.KindToolCall, Tool: "send_email", Status: "failed", ErrorCode: "smtp", ErrorMessage: "refused", Arguments: `{"to":"a@b"}`},
+			{ID: "art_1", Kind: model.KindArtifact, Tool: "sql", ResultBytes: 10},
+			{ID: "mem_4", Kind: model.KindMemory, Summary: "the query returned 3 rows"},
+			{ID: "msg_1", Kind: model.KindMessage, Role: "user", Content: "hello"},
+		}
+		as := []string{model.AsConflict, model.AsConflict, model.AsStaleMarker, model.AsRecovery, model.AsRecovery, model.AsRaw, "", model.AsMessage}
+		vs := make([]policy.Verdict, len(cands))
+		for i, c := range cands {
+			vs[i] = policy.Verdict{Candidate: c, Decision: model.Decision{Ref: c.ID, Outcome: policy.OutcomeIncluded, As: as[i]}}
+		}
+		vs[2].StaleSince = &stale
+		// A duplicate of the raw result, omitted as judged; the budget may revive it.
+		vs[6].Decision = model.Decision{Ref: "mem_4", Outcome: "omitted", Reason: model.ReasonDuplicate, Rule: "rehydration.raw_source_included"}
+		return vs
+	}
+	// The budget's changes: omit a record, a lone conflict side, a compact recovery item,
+	// the revived duplicate.
+	changes := []func(vs []policy.Verdict){
+		func(vs []policy.Verdict) { vs[1].Decision.Outcome, vs[1].Decision.As = "omitted", "" },
+		func(vs []policy.Verdict) { vs[0].Decision.As = model.AsMemory },
+		func(vs []policy.Verdict) { vs[3].Compact = true },
+		func(vs []policy.Verdict) { vs[4].Compact = true },
+		func(vs []policy.Verdict) { vs[5].Decision.Outcome, vs[5].Decision.As = "omitted", "" },
+		func(vs []policy.Verdict) {
+			vs[6].Decision = model.Decision{Ref: "mem_4", Outcome: policy.OutcomeIncluded, As: model.AsMemory}
+		},
+	}
+	rng := rand.New(rand.NewPCG(4, 2))
+	for round := 0; round < 200; round++ {
+		vs := judged()
+		texts, forms := make([]string, len(vs)), make([]lineForm, len(vs))
+		for i := range vs {
+			forms[i] = formOf(&vs[i])
+			if vs[i].Included() && vs[i].Candidate.Kind != model.KindMessage {
+				texts[i] = contextLine(vs[i], "openai", raw, names)
+			}
+		}
+		var applied []int
+		for _, k := range rng.Perm(len(changes))[:rng.IntN(len(changes)+1)] {
+			changes[k](vs)
+			applied = append(applied, k)
+			if rng.IntN(2) == 0 {
+				rerender(vs, texts, forms, "openai", raw, names)
+			}
+		}
+		rerender(vs, texts, forms, "openai", raw, names)
+		for i := range vs {
+			if !vs[i].Included() || vs[i].Candidate.Kind == model.KindMessage {
+				continue
+			}
+			if want := contextLine(vs[i], "openai", raw, names); texts[i] != want {
+				t.Fatalf("after changes %v, %s reads %q, want %q", applied, vs[i].Candidate.ID, texts[i], want)
+			}
+		}
+	}
+}
