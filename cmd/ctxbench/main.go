@@ -1343,8 +1343,7 @@ func statementMeans(times map[string]cypher.QueryTime) string {
 		if t.Runs == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s ×%d %.2f ms (Neo4j %.2f)", name, t.Runs,
-			float64(t.Statement.Microseconds())/1000/float64(t.Runs), float64(t.Server.Microseconds())/1000/float64(t.Runs)))
+		parts = append(parts, fmt.Sprintf("%s ×%d %.2f ms (Neo4j %.2f)", name, t.Runs, meanMs(t.Statement, t.Runs), meanMs(t.Server, t.Runs)))
 	}
 	return strings.Join(parts, ", ")
 }
