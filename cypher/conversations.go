@@ -77,7 +77,7 @@ const DefaultDeleteBatch = 1000
 // (from then on reads answer 404 and no write can land in it); then the remaining nodes go in
 // batches, each its own transaction, so that no transaction outgrows Neo4j's transaction
 // memory however long the conversation; the conversation node goes last. Blobs that no other
-// artifact shares are removed after that, so a failed delete leaves every payload readable,
+// record shares are removed after that, so a failed delete leaves every payload readable,
 // and deleting again finishes an interrupted deletion.
 func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) error {
 	params := map[string]any{"id": id, "accountId": accountID}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -62,13 +63,19 @@ func (s *Store) restore(ctx context.Context, p props, inlineKey, refKey, shaKey 
 }
 
 // forgetPayloadOnFailure removes the blob a failed write stored, unless another record holds
-// the same content, so that a failed request leaves no payload behind. It returns err.
+// the same content, so that a failed request leaves no payload behind. It returns err. The
+// removal outlives the request's context, which may be why the write failed.
 func (s *Store) forgetPayloadOnFailure(ctx context.Context, err error, p payload) error {
 	if err == nil {
 		return nil
 	}
 	if ref, ok := p.ref.(string); ok {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
+		defer cancel()
 		_ = s.dropUnreferencedBlobs(ctx, []string{ref})
 	}
 	return err
 }
+
+// forgetTimeout bounds the removal of a failed write's blob.
+const forgetTimeout = 10 * time.Second

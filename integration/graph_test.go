@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 func TestSchemaMigrationsAreAppliedAndIdempotent(t *testing.T) {
@@ -38,7 +40,8 @@ func TestSchemaMigrationsAreAppliedAndIdempotent(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"message_branch_seq", "tool_call_branch_seq", "tool_artifact_branch_seq",
-		"tool_memory_branch_seq", "conversation_account", "tool_call_retry_of", "tool_artifact_result_ref", "tool_call_run_call"} {
+		"tool_memory_branch_seq", "conversation_account", "tool_call_retry_of", "tool_artifact_result_ref", "tool_call_run_call",
+		"tool_call_arguments_ref"} {
 		if !contains(indexes, want) {
 			t.Errorf("SHOW INDEXES lacks an online %s; got %v", want, indexes)
 		}
@@ -206,6 +209,29 @@ func TestLargeToolResultGoesToTheBlobStore(t *testing.T) {
 		t.Errorf("blob %s still on disk after the conversation was deleted (stat: %v)", blobPath, err)
 	}
 	h.expectError(h.call("GET", "/v1/artifacts/"+artifactID, nil), 404, "not_found", "")
+}
+
+// A result whose request ended before it was written leaves no blob behind: the blob is
+// written first, and removed again although the request's context is gone.
+func TestEndedRequestLeavesNoBlob(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	result, _ := json.Marshal(map[string]any{"csv": strings.Repeat("2026-10-01,ACME-US,1830.20,open\n", 9000)})
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := sharedStore.RecordToolResult(ended, h.account, model.ToolResult{ToolCallID: w.call, Status: "succeeded", Result: result})
+	if err == nil {
+		t.Fatal("recording a result with an ended context succeeded, want an error")
+	}
+	sum := sha256.Sum256(result)
+	path := filepath.Join(blobDir, hex.EncodeToString(sum[:])[:2], hex.EncodeToString(sum[:]))
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("blob %s of the failed write is still on disk (stat: %v)", path, err)
+	}
+	call := h.must(200, "GET", "/v1/tool-calls/"+w.call, nil)
+	if str(call, "status") != "pending" {
+		t.Errorf("got call status %q, want pending: nothing was written", str(call, "status"))
+	}
 }
 
 func mustJSON(v any) []byte {

@@ -1,7 +1,8 @@
 // name: RecordToolResult
 // Captures a tool call's outcome as a new artifact at the branch's next seq and updates the
 // call's status. The artifact inherits owner, run and runtime kind from the run, and the
-// skills the run had loaded. Returns nothing when the call already has a final outcome.
+// skills the run had loaded. Returns the artifact's id (not the node: its result can be
+// tens of KB), or nothing when the call already has a final outcome.
 MATCH (t:ToolCall {id: $toolCallId, accountId: $accountId})
 WHERE t.status IN ['pending', 'deferred']
 MATCH (r:ModelRun)-[:REQUESTED]->(t)
@@ -25,4 +26,4 @@ CREATE (a:ToolArtifact {id: $id, accountId: $accountId, conversationId: t.conver
                         toolVersion: $toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
                         rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
 CREATE (t)-[:PRODUCED]->(a)
-RETURN a
+RETURN a.id AS id
