@@ -1109,6 +1109,65 @@ type loadLevel struct {
 	// Neo4jCores and SelfCores are the CPU time the local Neo4j (-1: not measured) and this
 	// process (server and clients) used during the level, per second of wall time.
 	Neo4jCores, SelfCores float64
+	// Start is when the level began; Checkpoints are the local Neo4j's checkpoints that ran
+	// during it (nil: none, or its log not known).
+	Start       time.Time
+	Checkpoints []checkpoint
+}
+
+// checkpoint is one checkpoint of the local Neo4j, as its debug.log reports it: it flushes
+// every page changed since the one before (by default after 100,000 transactions or 15
+// minutes), and the writes compete with the commits' for the disk.
+type checkpoint struct {
+	Start time.Time
+	Took  time.Duration // 0 while it runs
+	Pages int64
+}
+
+// checkpointLine matches debug.log's lines on a checkpoint starting or completing.
+var checkpointLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}[+-]\d{4}) .*Checkpoint triggered by .* @ txId: (\d+).* checkpoint (started|completed in ([0-9hms ]+)\. Checkpoint flushed (\d+) pages)`)
+
+// checkpoints lists the local Neo4j's checkpoints that ran during [from, to], from its
+// debug.log; nil when the log is not known.
+func (b *bench) checkpoints(from, to time.Time) []checkpoint {
+	if b.dataDir == "" {
+		return nil
+	}
+	log, err := os.ReadFile(filepath.Join(filepath.Dir(b.dataDir), "logs", "debug.log"))
+	if err != nil {
+		return nil
+	}
+	started := map[string]time.Time{}
+	var out []checkpoint
+	for _, line := range strings.Split(string(log), "\n") {
+		m := checkpointLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		at, err := time.Parse("2006-01-02 15:04:05.000-0700", m[1])
+		if err != nil {
+			continue
+		}
+		if m[3] == "started" {
+			started[m[2]] = at
+			continue
+		}
+		took, err := time.ParseDuration(strings.ReplaceAll(m[4], " ", ""))
+		if err != nil {
+			continue
+		}
+		delete(started, m[2])
+		pages, _ := strconv.ParseInt(m[5], 10, 64)
+		if at.After(from) && at.Add(-took).Before(to) {
+			out = append(out, checkpoint{Start: at.Add(-took), Took: took, Pages: pages})
+		}
+	}
+	for _, at := range started { // still running
+		if at.Before(to) {
+			out = append(out, checkpoint{Start: at})
+		}
+	}
+	return out
 }
 
 type loadResult struct {
@@ -1193,6 +1252,9 @@ func (b *bench) runLoad(ctx context.Context) {
 			clients, lv.Requests, lv.Elapsed.Round(time.Millisecond), rate(lv.Requests, lv.Elapsed), rate(lv.Assemblies, lv.Elapsed),
 			ms(lv.AsmLat.P99), ms(lv.WriteLat.P99), lv.Errors)
 		logf("  CPU: Neo4j %.2f cores, ctxbench (server and clients) %.2f cores", lv.Neo4jCores, lv.SelfCores)
+		if len(lv.Checkpoints) > 0 {
+			logf("  Neo4j checkpoints during the level: %s", checkpointsText(lv.Checkpoints))
+		}
 		if lv.Errors > 0 {
 			b.failures = append(b.failures, fmt.Sprintf("load %d clients: %d errors (%s)", clients, lv.Errors, strings.Join(lv.ErrSamples, "; ")))
 		}
@@ -1213,6 +1275,7 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	}
 	deadline := time.Now().Add(b.o.loadDur)
 	start := time.Now()
+	lv.Start = start
 	queriesBefore := cypher.QueryTimes()
 	neoBefore, selfBefore := b.neo4jCPU(), selfCPU()
 	var stopProfile func()
@@ -1266,6 +1329,7 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	}
 	lv.SelfCores = (selfCPU() - selfBefore).Seconds() / lv.Elapsed.Seconds()
 	lv.Queries = queryTimesSince(queriesBefore)
+	lv.Checkpoints = b.checkpoints(start, start.Add(lv.Elapsed))
 	all = append(append(all, asm...), wr...)
 	lv.AsmLat, lv.WriteLat, lv.AllLat = summarize(asm), summarize(wr), summarize(all)
 	return lv
@@ -2003,13 +2067,26 @@ func (b *bench) reportLoad(pf func(string, ...any)) {
 	}
 }
 
+// checkpointsText says what checkpoints flushed and how long they took.
+func checkpointsText(cps []checkpoint) string {
+	var parts []string
+	for _, c := range cps {
+		if c.Took == 0 {
+			parts = append(parts, fmt.Sprintf("one from %s, still running", c.Start.UTC().Format("15:04:05")))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s pages in %.1f s from %s", thousands(int(c.Pages)), c.Took.Seconds(), c.Start.UTC().Format("15:04:05")))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // reportLoadCost says where each level's CPU went (Neo4j, this process) and how long each
 // Cypher query took, per request it served.
 func (b *bench) reportLoadCost(pf func(string, ...any)) {
 	l := b.load
 	pf("### Where the time goes under load\n\n")
 	pf("CPU of the machine's %s cores per second of each level: the local Neo4j's (from /proc) and this process's, which is the server and the clients together; then, per assembly or tool result served, the CPU each spent (the clients' share included in the second).\n\n", strconv.Itoa(b.sys.NProc))
-	pf("| clients | Neo4j cores | ctxbench cores | Neo4j ms per (assembly + tool result) | ctxbench ms per (assembly + tool result) |\n|---:|---:|---:|---:|---:|\n")
+	pf("| clients | Neo4j cores | ctxbench cores | Neo4j ms per (assembly + tool result) | ctxbench ms per (assembly + tool result) | Neo4j checkpoints during the level |\n|---:|---:|---:|---:|---:|---|\n")
 	for _, lv := range l.Levels {
 		served := float64(lv.Assemblies+lv.ToolResults) / 2
 		neo, per := "—", "—"
@@ -2021,8 +2098,15 @@ func (b *bench) reportLoadCost(pf func(string, ...any)) {
 		if served > 0 {
 			self = fmt.Sprintf("%.2f", lv.SelfCores*lv.Elapsed.Seconds()*1000/served)
 		}
-		pf("| %d | %s | %.2f | %s | %s |\n", lv.Clients, neo, lv.SelfCores, per, self)
+		cps := "none"
+		if b.dataDir == "" {
+			cps = "—"
+		} else if len(lv.Checkpoints) > 0 {
+			cps = checkpointsText(lv.Checkpoints)
+		}
+		pf("| %d | %s | %.2f | %s | %s | %s |\n", lv.Clients, neo, lv.SelfCores, per, self, cps)
 	}
+	pf("\nA checkpoint (from the local Neo4j's debug.log) flushes every store page changed since the one before, by default after 100,000 transactions or 15 minutes; its writes compete with the commits' for the disk, so a level it overlaps serves less.\n")
 	pf("\nEach Cypher query of each level: how often it ran, its mean time from sending it to holding its records (statement) and the part of that Neo4j reports as its own (server: result available after plus consumed after), and, counted under the first statement of each transaction (the hot paths are one statement each, run as auto-commit transactions), the mean time of the whole transaction (commit, retries and waiting for a pooled connection included). Under load, both include waiting for a core. `RecordAssemblies` writes the records of the assemblies that came while the previous batch was written, together (at most 16, two batches at a time): its runs are batches, so assemblies ÷ runs is the mean batch, and an assembly's wait for its batch's turn is in its latency but not in this table.\n\n")
 	pf("| clients | query | runs | statement ms | server ms | transactions | transaction ms |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, lv := range l.Levels {
