@@ -33,6 +33,9 @@ func (s *Server) assemble(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if body, ok := a.ResponseJSON(); ok {
+		return c.JSONBlob(http.StatusCreated, body)
+	}
 	return c.JSON(http.StatusCreated, a)
 }
 

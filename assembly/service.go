@@ -55,10 +55,15 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 	a.ID = "asm_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
 	a.CreatedAt = now
 	start := time.Now()
-	if err := s.Graph.RecordAssembly(ctx, accountID, a); err != nil {
+	doc, err := model.EncodeJSON(a)
+	if err != nil {
+		return model.Assembly{}, model.Internal("encoding the assembly record", err)
+	}
+	if err := s.Graph.RecordAssembly(ctx, accountID, a, doc); err != nil {
 		return model.Assembly{}, err
 	}
 	a.TimingsMs.Record = ms(time.Since(start))
+	a.Encoded = doc
 	return a, nil
 }
 

@@ -63,14 +63,11 @@ func storedDecision(d *model.Decision) bool {
 	return !d.Bulk
 }
 
-// RecordAssembly writes the assembly, its INCLUDED edges and its policy decisions in one
-// transaction, which may also write the records of other assemblies made at the same time
-// (assemblyBatcher); it returns once the record has committed.
-func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.Assembly) error {
-	record, err := json.Marshal(a)
-	if err != nil {
-		return model.Internal("encoding the assembly record", err)
-	}
+// RecordAssembly writes the assembly (record is its JSON, model.EncodeJSON, which the
+// response reuses), its INCLUDED edges and its policy decisions in one transaction, which
+// may also write the records of other assemblies made at the same time (assemblyBatcher); it
+// returns once the record has committed.
+func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.Assembly, record []byte) error {
 	// One PolicyDecision per distinct decision (record type, kind, outcome, form, reason
 	// and rule), ABOUT every record it was made for: the same rule applied to many records
 	// is one node, not one per record, and the same decision made again by a later assembly

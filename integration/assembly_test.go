@@ -391,7 +391,11 @@ func TestConcurrentAssemblyRecords(t *testing.T) {
 				defer wg.Done()
 				a := tmpl
 				a.ID, a.Included, a.CreatedAt = subs[i].id, subs[i].included, time.Now().UTC()
-				errs[i] = store.RecordAssembly(subs[i].ctx, subs[i].account, a)
+				doc, err := model.EncodeJSON(a)
+				if err != nil {
+					t.Error(err)
+				}
+				errs[i] = store.RecordAssembly(subs[i].ctx, subs[i].account, a, doc)
 			}
 			// The first two occupy both writers; the rest queue behind them.
 			for i := range 2 {

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"iter"
 	"time"
 )
@@ -210,6 +212,52 @@ type Assembly struct {
 	Settled   []Decision        `json:"-"`
 	CreatedAt time.Time         `json:"createdAt"`
 	Extra     map[string]string `json:"-"`
+	// Encoded is the assembly's JSON as its record keeps it (EncodeJSON, before the
+	// record's own write was timed), set by Assemble: ResponseJSON reuses it instead of
+	// encoding ~48 KB a second time.
+	Encoded []byte `json:"-"`
+}
+
+// EncodeJSON encodes v without HTML escaping, so that text keeps `&`, `<` and `>` as
+// written: how the API sends JSON, an assembly's record keeps it (its prompt as sent), and
+// the seed and scenario clients send it.
+func EncodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// ResponseJSON is the JSON of the assembly as it is now: Encoded with its timingsMs object
+// replaced by the current timings (which include the record's write). ok is false when there
+// is no Encoded to reuse. The key cannot occur anywhere else unescaped: quotes inside
+// strings are escaped, and no other object has that field.
+func (a Assembly) ResponseJSON() (out []byte, ok bool) {
+	if a.Encoded == nil {
+		return nil, false
+	}
+	recorded := a.TimingsMs
+	recorded.Record = 0
+	before, err := json.Marshal(recorded)
+	if err != nil {
+		return nil, false
+	}
+	key := []byte(`"timingsMs":`)
+	i := bytes.LastIndex(a.Encoded, append(key, before...))
+	if i < 0 {
+		return nil, false
+	}
+	now, err := json.Marshal(a.TimingsMs)
+	if err != nil {
+		return nil, false
+	}
+	out = make([]byte, 0, len(a.Encoded)+len(now)-len(before))
+	out = append(out, a.Encoded[:i+len(key)]...)
+	out = append(out, now...)
+	return append(out, a.Encoded[i+len(key)+len(before):]...), true
 }
 
 // AllDecisions yields every decision of the assembly: Decisions, then Settled.
@@ -282,8 +330,9 @@ type AssemblyGraph interface {
 	LineageSnapshot(ctx context.Context, accountID string, req AssemblyRequest) (Snapshot, error)
 	// RawPayloads reads the exact payloads of artifacts that a policy selected.
 	RawPayloads(ctx context.Context, accountID string, artifactIDs []string) (map[string]ArtifactRaw, error)
-	// RecordAssembly writes the assembly and its policy decisions in one transaction.
-	RecordAssembly(ctx context.Context, accountID string, a Assembly) error
+	// RecordAssembly writes the assembly, with record as its JSON (EncodeJSON), and its
+	// policy decisions in one transaction.
+	RecordAssembly(ctx context.Context, accountID string, a Assembly, record []byte) error
 	// Assembly reads a recorded assembly.
 	Assembly(ctx context.Context, accountID, id string) (Assembly, error)
 	// ProvenancePath walks from a record to the participant that produced it.

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // Runner plays scenarios through ctxgraph's REST API: in-process through Handler when it is
@@ -167,17 +169,10 @@ func (r Runner) send(ctx context.Context, method, path string, body any) (int, [
 	return resp.StatusCode, out, payload, nil
 }
 
-// encodeJSON encodes without HTML escaping, so `&`, `<` and `>` reach the server as written;
-// raw JSON values are compacted but otherwise kept (key order, number literals).
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// encodeJSON encodes without HTML escaping (model.EncodeJSON), so `&`, `<` and `>` reach
+// the server as written; raw JSON values are compacted but otherwise kept (key order, number
+// literals).
+var encodeJSON = model.EncodeJSON
 
 // write sends a write, requires a 2xx answer and decodes the answer into out (when not nil).
 func (r Runner) write(ctx context.Context, method, path string, body, out any) error {

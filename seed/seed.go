@@ -28,6 +28,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // DefaultStart is the event time of the first write when Config.Start is zero.
@@ -919,16 +921,9 @@ func (e *executor) send(ctx context.Context, method, path string, payload []byte
 	return resp.StatusCode, out, nil
 }
 
-// encodeJSON encodes without HTML escaping, as a client that sends text as written would.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// encodeJSON encodes without HTML escaping (model.EncodeJSON), as a client that sends text
+// as written would.
+var encodeJSON = model.EncodeJSON
 
 func mustJSON(v any) json.RawMessage {
 	b, err := encodeJSON(v)
