@@ -134,7 +134,9 @@ func (r Runner) send(ctx context.Context, method, path string, body any) (int, [
 	var payload []byte
 	if body != nil {
 		var err error
-		if payload, err = encodeJSON(body); err != nil {
+		// No HTML escaping, so `&`, `<` and `>` reach the server as written; raw JSON values
+		// are compacted but otherwise kept (key order, number literals).
+		if payload, err = model.EncodeJSON(body); err != nil {
 			return 0, nil, nil, fmt.Errorf("%s %s: encoding the body: %w", method, path, err)
 		}
 	}
@@ -168,11 +170,6 @@ func (r Runner) send(ctx context.Context, method, path string, body any) (int, [
 	}
 	return resp.StatusCode, out, payload, nil
 }
-
-// encodeJSON encodes without HTML escaping (model.EncodeJSON), so `&`, `<` and `>` reach
-// the server as written; raw JSON values are compacted but otherwise kept (key order, number
-// literals).
-var encodeJSON = model.EncodeJSON
 
 // write sends a write, requires a 2xx answer and decodes the answer into out (when not nil).
 func (r Runner) write(ctx context.Context, method, path string, body, out any) error {

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // everyEvent is a small scenario that uses every event type of FORMAT.md.
@@ -154,7 +156,7 @@ func TestLoadSharedScenarios(t *testing.T) {
 }
 
 func TestEncodeJSONKeepsHTMLCharactersAndRawJSON(t *testing.T) {
-	got, err := encodeJSON(toolCallRequest{Tool: "q", Arguments: json.RawMessage(`{"z": "a&b<c>", "a": 1.0}`), CallID: "t1"})
+	got, err := model.EncodeJSON(toolCallRequest{Tool: "q", Arguments: json.RawMessage(`{"z": "a&b<c>", "a": 1.0}`), CallID: "t1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func TestMemoryBodyMapsKeysToIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := encodeJSON(body)
+	got, err := model.EncodeJSON(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +431,7 @@ func TestRunPlaysEveryEvent(t *testing.T) {
 			`"participantId":"id2","provider":"openai","runId":"id6","runtimeKind":"chat","tokenBudget":4000,"trace":true}`},
 	}
 	for _, c := range bodyChecks {
-		got, _ := encodeJSON(h.bodies[c.index])
+		got, _ := model.EncodeJSON(h.bodies[c.index])
 		if string(got) != c.want {
 			t.Errorf("%s: got body %s, want %s", h.requests[c.index], got, c.want)
 		}

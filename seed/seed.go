@@ -825,7 +825,7 @@ func (e *executor) run(ctx context.Context, o *op, wait bool, sem chan struct{})
 	if res.err != nil {
 		return res.err
 	}
-	payload, err := encodeJSON(body)
+	payload, err := model.EncodeJSON(body) // no HTML escaping: text as a client writes it
 	if err != nil {
 		return fmt.Errorf("seed: %s %s: encoding the body: %w", o.method, o.path, err)
 	}
@@ -921,12 +921,8 @@ func (e *executor) send(ctx context.Context, method, path string, payload []byte
 	return resp.StatusCode, out, nil
 }
 
-// encodeJSON encodes without HTML escaping (model.EncodeJSON), as a client that sends text
-// as written would.
-var encodeJSON = model.EncodeJSON
-
 func mustJSON(v any) json.RawMessage {
-	b, err := encodeJSON(v)
+	b, err := model.EncodeJSON(v)
 	if err != nil {
 		panic(err)
 	}

@@ -1109,9 +1109,8 @@ type loadLevel struct {
 	// Neo4jCores and SelfCores are the CPU time the local Neo4j (-1: not measured) and this
 	// process (server and clients) used during the level, per second of wall time.
 	Neo4jCores, SelfCores float64
-	// Start is when the level began; Checkpoints are the local Neo4j's checkpoints that ran
-	// during it (nil: none, or its log not known).
-	Start       time.Time
+	// Checkpoints are the local Neo4j's checkpoints that ran during the level (nil: none, or
+	// its log not known).
 	Checkpoints []checkpoint
 }
 
@@ -1275,7 +1274,6 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	}
 	deadline := time.Now().Add(b.o.loadDur)
 	start := time.Now()
-	lv.Start = start
 	queriesBefore := cypher.QueryTimes()
 	neoBefore, selfBefore := b.neo4jCPU(), selfCPU()
 	var stopProfile func()
