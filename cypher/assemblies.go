@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sync"
-	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -65,7 +63,7 @@ func storedDecision(d *model.Decision) bool {
 
 // RecordAssembly writes the assembly (record is its JSON, model.EncodeJSON, which the
 // response reuses), its INCLUDED edges and its policy decisions in one transaction, which
-// may also write the records of other assemblies made at the same time (assemblyBatcher); it
+// may also write the records of other assemblies made at the same time (groupCommit); it
 // returns once the record has committed.
 func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.Assembly, record []byte) error {
 	// One PolicyDecision per distinct decision (record type, kind, outcome, form, reason
@@ -125,7 +123,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			"kind": g.key[1], "outcome": g.key[2], "as": nullable(g.key[3]), "reason": g.key[4], "rule": g.key[5]})
 	}
 	req := a.Request
-	return s.assemblyRecords.submit(ctx, s, accountID, a.ConversationID, a.ID, map[string]any{
+	rec, err := s.assemblyRecords.write(ctx, s, accountID, map[string]any{
 		"id": a.ID, "conversationId": a.ConversationID, "branchId": req.BranchID,
 		"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
 		"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
@@ -134,149 +132,11 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
 		"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
 	})
-}
-
-// maxAssemblyWriters is how many batches are written at once: two, so that one is sent and
-// encoded while the other commits (at 16 clients, isolated, 204–207 against 197
-// assemblies/s with one; docs/performance.md).
-const maxAssemblyWriters = 2
-
-// maxAssemblyBatch is the most assembly records one transaction writes.
-const maxAssemblyBatch = 16
-
-// assemblyBatchTimeout bounds the write of one batch, which no single request's context
-// governs.
-const assemblyBatchTimeout = 30 * time.Second
-
-// assemblyBatcher writes assembly records in batches (group commit). A record submitted while
-// fewer than maxAssemblyWriters batches are being written is written at once; records
-// submitted meanwhile wait and are then written together, up to maxAssemblyBatch in one
-// transaction. Concurrent assemblies of a conversation link the same included records and
-// decisions: in separate transactions each locks those nodes' relationship chains in turn
-// and waits for the others' locks; in one transaction each node is locked once and its new
-// relationships are added together (at 16 clients, Neo4j's CPU per assembly fell by about
-// a quarter; docs/performance.md). Each request still answers only after its record has committed,
-// and a batch that fails is written again one record at a time, so that a record fails only
-// for its own reasons. The zero value is ready to use.
-type assemblyBatcher struct {
-	mu      sync.Mutex
-	queue   []*pendingRecord
-	writers int
-}
-
-// pendingRecord is one assembly record waiting for its batch.
-type pendingRecord struct {
-	ctx            context.Context
-	accountID      string
-	id             string
-	conversationID string
-	params         map[string]any
-	done           chan error
-}
-
-// submit queues one record and waits until it is written; it returns what writing it
-// returned.
-func (b *assemblyBatcher) submit(ctx context.Context, s *Store, accountID, conversationID, id string, params map[string]any) error {
-	p := &pendingRecord{ctx: ctx, accountID: accountID, id: id, conversationID: conversationID,
-		params: params, done: make(chan error, 1)}
-	b.mu.Lock()
-	b.queue = append(b.queue, p)
-	if b.writers < maxAssemblyWriters {
-		b.writers++
-		go b.drain(s)
+	if err == nil && rec == nil {
+		// Nothing written: the conversation was not found (deleted, or not this account's).
+		err = model.NotFound("conversation", a.ConversationID)
 	}
-	b.mu.Unlock()
-	// Not abandoned when ctx ends: once its batch is being written the record may commit,
-	// and the answer says what happened. A record whose request has ended before its batch
-	// starts is not written.
-	return <-p.done
-}
-
-// drain writes batches until the queue is empty. A batch holds the records of one account,
-// the first waiting one's, in the order they came.
-func (b *assemblyBatcher) drain(s *Store) {
-	for {
-		b.mu.Lock()
-		if len(b.queue) == 0 {
-			b.writers--
-			b.mu.Unlock()
-			return
-		}
-		var batch, rest []*pendingRecord
-		for _, p := range b.queue {
-			if len(batch) < maxAssemblyBatch && p.accountID == b.queue[0].accountID {
-				batch = append(batch, p)
-			} else {
-				rest = append(rest, p)
-			}
-		}
-		b.queue = rest
-		b.mu.Unlock()
-		s.writeAssemblyBatch(batch)
-	}
-}
-
-// writeAssemblyBatch writes the records of batch whose requests are still waiting, in one
-// transaction, and answers each; when that transaction fails for any reason but Neo4j being
-// unavailable, it writes them again one at a time.
-func (s *Store) writeAssemblyBatch(batch []*pendingRecord) {
-	live := make([]*pendingRecord, 0, len(batch))
-	for _, p := range batch {
-		if err := p.ctx.Err(); err != nil {
-			p.done <- translate(err)
-			continue
-		}
-		live = append(live, p)
-	}
-	if len(live) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), assemblyBatchTimeout)
-	defer cancel()
-	written, err := s.recordAssemblies(ctx, live)
-	if err != nil && len(live) > 1 && model.KindOf(err) != model.KindUnavailable {
-		for _, p := range live {
-			one, err := s.recordAssemblies(ctx, []*pendingRecord{p})
-			p.done <- recordOutcome(p, one, err)
-		}
-		return
-	}
-	for _, p := range live {
-		p.done <- recordOutcome(p, written, err)
-	}
-}
-
-// recordOutcome is what one record's request is answered after its batch: the batch's
-// error, not found when its conversation was not (deleted, or another account's), or nil.
-func recordOutcome(p *pendingRecord, written map[string]bool, err error) error {
-	switch {
-	case err != nil:
-		return err
-	case !written[p.id]:
-		return model.NotFound("conversation", p.conversationID)
-	}
-	return nil
-}
-
-// recordAssemblies writes records of one account in one statement and returns the ids it
-// wrote.
-func (s *Store) recordAssemblies(ctx context.Context, records []*pendingRecord) (map[string]bool, error) {
-	list := make([]map[string]any, len(records))
-	for i, p := range records {
-		list[i] = p.params
-	}
-	rec, err := writeSingle(ctx, s, "RecordAssemblies", map[string]any{"accountId": records[0].accountID, "assemblies": list})
-	if err != nil {
-		return nil, err
-	}
-	written := map[string]bool{}
-	if rec != nil {
-		ids, _ := rec.Get("ids")
-		for _, id := range ids.([]any) {
-			written[id.(string)] = true
-		}
-	}
-	return written, nil
+	return err
 }
 
 // decisionGroup is one stored PolicyDecision of an assembly: its key (record type, kind,

@@ -56,8 +56,9 @@ type Store struct {
 	// records is the assembler's cache of conversation copies (see records.go); nil when
 	// disabled with SetRecordCache(0).
 	records *recordCache
-	// assemblyRecords writes assembly records, batching those made at the same time.
-	assemblyRecords assemblyBatcher
+	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
+	// tool results, batching those of concurrent requests (groupCommit).
+	assemblyRecords, toolCalls, toolResults groupCommit
 }
 
 var (
@@ -93,6 +94,10 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		Now:         func() time.Time { return time.Now().UTC() },
 		records:     newRecordCache(DefaultRecordCacheSize),
 		DeleteBatch: DefaultDeleteBatch,
+
+		assemblyRecords: groupCommit{statement: "RecordAssemblies"},
+		toolCalls:       groupCommit{statement: "RequestToolCall"},
+		toolResults:     groupCommit{statement: "RecordToolResult"},
 	}, nil
 }
 
@@ -210,26 +215,36 @@ func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]an
 	return a.session.Run(ctx, cypher, params)
 }
 
-// single runs an operation that is one statement as an auto-commit transaction and returns
-// its single record, or nil when it returned none. It saves a managed transaction's BEGIN and
-// COMMIT messages: a round trip, and about 0.17 ms of Neo4j's CPU on the benchmark machine
-// (docs/performance.md), which the hot paths (an assembly's read and record, a tool call, a
-// tool result) pay on every request. Like a managed transaction, it is retried on transient
-// failures for up to retryTime (retrySafe). With AfterStatement set, a write runs as a managed
-// transaction instead, so that the failure the hook injects rolls it back.
+// single runs an operation that is one statement as an auto-commit transaction (statement)
+// and returns its single record, or nil when it returned none.
 func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, params map[string]any) (*neo4j.Record, error) {
+	recs, err := statement(ctx, s, mode, name, params)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// statement runs one statement as an auto-commit transaction and returns its records. It
+// saves a managed transaction's BEGIN and COMMIT messages: a round trip, and about 0.17 ms of
+// Neo4j's CPU on the benchmark machine (docs/performance.md), which the hot paths (an
+// assembly's read and record, a tool call, a tool result) pay on every request. Like a
+// managed transaction, it is retried on transient failures for up to retryTime (retrySafe).
+// With AfterStatement set, a write runs as a managed transaction instead, so that the failure
+// the hook injects rolls it back.
+func statement(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, params map[string]any) ([]*neo4j.Record, error) {
 	if mode == neo4j.AccessModeWrite && s.AfterStatement != nil {
-		return execute(ctx, s, mode, func(t *tx) (*neo4j.Record, error) { return t.one(name, params) })
+		return execute(ctx, s, mode, func(t *tx) ([]*neo4j.Record, error) { return t.run(name, params) })
 	}
 	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
 	defer session.Close(ctx)
 	start := time.Now()
 	for delay := 10 * time.Millisecond; ; delay *= 2 {
 		t := &tx{ctx: ctx, inner: autoCommit{session}, store: s, write: mode == neo4j.AccessModeWrite}
-		rec, err := t.one(name, params)
+		recs, err := t.run(name, params)
 		if err == nil {
 			coverage.transaction(name, time.Since(start))
-			return rec, nil
+			return recs, nil
 		}
 		wait := delay/2 + time.Duration(rand.Int64N(int64(delay)))
 		if !retrySafe(mode, err) || time.Since(start)+wait > retryTime {

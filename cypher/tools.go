@@ -21,21 +21,21 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 		callID = id
 	}
 	params := map[string]any{
-		"id": id, "accountId": accountID, "runId": in.RunID, "callId": callID, "tool": in.Tool,
+		"id": id, "runId": in.RunID, "callId": callID, "tool": in.Tool,
 		"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
 		"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
 		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
 	}
 	var rec *neo4j.Record
 	if in.RetryOf == "" {
-		rec, err = writeSingle(ctx, s, "RequestToolCall", params)
+		rec, err = s.toolCalls.write(ctx, s, accountID, params)
 	} else {
 		// A retry is checked against the run's lineage first, in the same transaction.
 		rec, err = writeTx(ctx, s, func(t *tx) (*neo4j.Record, error) {
 			if err := t.checkRetryOf(accountID, in.RunID, in.RetryOf); err != nil {
 				return nil, err
 			}
-			return t.one("RequestToolCall", params)
+			return t.oneRow("RequestToolCall", accountID, params)
 		})
 	}
 	if err == nil && rec == nil {
@@ -153,7 +153,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 	baseline := s.baselineTokens("tool", model.BaselineToolResultText(string(in.Result), in.Error), "")
 	out := model.ToolResultRecorded{ArtifactID: newID("art"), MemoryIDs: []string{}}
 	params := map[string]any{
-		"id": out.ArtifactID, "accountId": accountID, "toolCallId": in.ToolCallID, "status": in.Status,
+		"id": out.ArtifactID, "toolCallId": in.ToolCallID, "status": in.Status,
 		"retryable": in.Retryable, "errorCode": errCode, "errorMessage": errMessage,
 		"result": result.inline, "resultRef": result.ref, "resultSha256": result.sha256, "resultBytes": result.bytes,
 		"privacyClass": privacy, "visibility": visibility, "sharedWithParticipants": orEmpty(in.SharedWithParticipants),
@@ -163,7 +163,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 	var written bool
 	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 {
 		var rec *neo4j.Record
-		rec, err = writeSingle(ctx, s, "RecordToolResult", params)
+		rec, err = s.toolResults.write(ctx, s, accountID, params)
 		written = rec != nil
 	} else {
 		// Participants it is shared with are checked first, and memories derived after, in
@@ -172,7 +172,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 			if err := t.checkSharedWith(accountID, in.ToolCallID, in.SharedWithParticipants); err != nil {
 				return nil, err
 			}
-			rec, err := t.one("RecordToolResult", params)
+			rec, err := t.oneRow("RecordToolResult", accountID, params)
 			if written = rec != nil; err != nil || !written {
 				return nil, err
 			}

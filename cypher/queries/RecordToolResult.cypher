@@ -1,29 +1,40 @@
 // name: RecordToolResult
-// Captures a tool call's outcome as a new artifact at the branch's next seq and updates the
-// call's status. The artifact inherits owner, run and runtime kind from the run, and the
-// skills the run had loaded. Returns the artifact's id (not the node: its result can be
-// tens of KB), or nothing when the call already has a final outcome.
-MATCH (t:ToolCall {id: $toolCallId, accountId: $accountId})
-WHERE t.status IN ['pending', 'deferred']
-MATCH (r:ModelRun)-[:REQUESTED]->(t)
-MATCH (b:Branch {id: t.branchId, accountId: $accountId})
-SET b.seq = b.seq + 1, b.rev = b.rev + 1
-WITH t, r, b, b.seq AS seq, b.rev AS rev
-CALL (r) {
-  OPTIONAL MATCH (r)-[:HAD_SKILLS]->(s:SkillState)
-  WITH s ORDER BY s.seq DESC
-  RETURN head(collect(s.loadedSkills)) AS activeSkills
+// Captures outcomes of one account's tool calls, one for each row of $rows (groupCommit in
+// batch.go writes the results of concurrent requests together): each as a new artifact at
+// the branch's next seq, updating the call's status. The artifact inherits owner, run and
+// runtime kind from the run, and the skills the run had loaded. Returns the row's index and
+// the artifact's id (not the node: its result can be tens of KB) for each row written; a row
+// whose call is not the account's or already has a final outcome (an earlier row's
+// included) writes nothing and returns no record. Rows are written in the order of their
+// branches' ids, so that concurrent batches lock the branches they share in the same order
+// instead of deadlocking.
+UNWIND $rows AS row
+OPTIONAL MATCH (o:ToolCall {id: row.toolCallId, accountId: $accountId})
+WITH row ORDER BY o.branchId, row.i
+CALL (row) {
+  MATCH (t:ToolCall {id: row.toolCallId, accountId: $accountId})
+  WHERE t.status IN ['pending', 'deferred']
+  MATCH (r:ModelRun)-[:REQUESTED]->(t)
+  MATCH (b:Branch {id: t.branchId, accountId: $accountId})
+  SET b.seq = b.seq + 1, b.rev = b.rev + 1
+  WITH t, r, b, b.seq AS seq, b.rev AS rev
+  CALL (r) {
+    OPTIONAL MATCH (r)-[:HAD_SKILLS]->(s:SkillState)
+    WITH s ORDER BY s.seq DESC
+    RETURN head(collect(s.loadedSkills)) AS activeSkills
+  }
+  SET t.status = row.status, t.retryable = row.retryable, t.errorCode = row.errorCode, t.errorMessage = row.errorMessage,
+      t.resolvedAt = row.createdAt, t.resolvedSeq = seq, t.resolvedRecordedAt = row.recordedAt, t.rev = rev
+  CREATE (a:ToolArtifact {id: row.id, accountId: $accountId, conversationId: t.conversationId, branchId: b.id, seq: seq,
+                          toolCallId: t.id, tool: t.tool, status: row.status, errorCode: row.errorCode, errorMessage: row.errorMessage,
+                          args: t.arguments, argsRef: t.argumentsRef, argsSha256: t.argumentsSha256, argsBytes: t.argumentsBytes,
+                          result: row.result, resultRef: row.resultRef, resultSha256: row.resultSha256, resultBytes: row.resultBytes,
+                          baselineTokens: row.baselineTokens, retryable: row.retryable,
+                          privacyClass: row.privacyClass, visibility: row.visibility, sharedWithParticipants: row.sharedWithParticipants,
+                          ownerParticipantId: r.participantId, ownerRunId: r.id, runtimeKind: r.runtimeKind,
+                          toolVersion: row.toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
+                          rev: rev, createdAt: row.createdAt, recordedAt: row.recordedAt})
+  CREATE (t)-[:PRODUCED]->(a)
+  RETURN a.id AS id
 }
-SET t.status = $status, t.retryable = $retryable, t.errorCode = $errorCode, t.errorMessage = $errorMessage,
-    t.resolvedAt = $createdAt, t.resolvedSeq = seq, t.resolvedRecordedAt = $recordedAt, t.rev = rev
-CREATE (a:ToolArtifact {id: $id, accountId: $accountId, conversationId: t.conversationId, branchId: b.id, seq: seq,
-                        toolCallId: t.id, tool: t.tool, status: $status, errorCode: $errorCode, errorMessage: $errorMessage,
-                        args: t.arguments, argsRef: t.argumentsRef, argsSha256: t.argumentsSha256, argsBytes: t.argumentsBytes,
-                        result: $result, resultRef: $resultRef, resultSha256: $resultSha256, resultBytes: $resultBytes,
-                        baselineTokens: $baselineTokens, retryable: $retryable,
-                        privacyClass: $privacyClass, visibility: $visibility, sharedWithParticipants: $sharedWithParticipants,
-                        ownerParticipantId: r.participantId, ownerRunId: r.id, runtimeKind: r.runtimeKind,
-                        toolVersion: $toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
-                        rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
-CREATE (t)-[:PRODUCED]->(a)
-RETURN a.id AS id
+RETURN row.i AS i, id
