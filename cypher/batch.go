@@ -140,44 +140,47 @@ func (g *groupCommit) writeBatch(s *Store, batch []*pendingRow) {
 
 // writeRows runs a batched statement over rows of an account as one auto-commit transaction
 // (statement, retried on transient failures) and returns each row's record, nil where the
-// statement returned none for it. It numbers the rows (i) as it sends them.
+// statement returned none for it; on failure, a nil record for each row.
 func writeRows(ctx context.Context, s *Store, name, accountID string, rows []map[string]any) ([]*neo4j.Record, error) {
-	out := make([]*neo4j.Record, len(rows))
-	list := make([]any, len(rows))
-	for i, row := range rows {
-		row["i"] = i
-		list[i] = row
+	recs, err := statement(ctx, s, neo4j.AccessModeWrite, name, rowsParams(accountID, rows))
+	if err != nil {
+		return make([]*neo4j.Record, len(rows)), err
 	}
-	recs, err := statement(ctx, s, neo4j.AccessModeWrite, name, map[string]any{"accountId": accountID, "rows": list})
-	if err == nil {
-		err = placeRows(out, recs)
-	}
-	return out, err
+	return placeRows(len(rows), recs)
 }
 
 // oneRow runs a batched statement over one row of an account in the transaction and returns
 // its record, or nil when it wrote nothing for it.
 func (t *tx) oneRow(name, accountID string, row map[string]any) (*neo4j.Record, error) {
-	row["i"] = 0
-	recs, err := t.run(name, map[string]any{"accountId": accountID, "rows": []any{row}})
+	recs, err := t.run(name, rowsParams(accountID, []map[string]any{row}))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*neo4j.Record, 1)
-	if err := placeRows(out, recs); err != nil {
-		return nil, err
-	}
-	return out[0], nil
+	out, err := placeRows(1, recs)
+	return out[0], err
 }
 
-// placeRows puts each record of a batched statement at its row's index (i).
-func placeRows(out, recs []*neo4j.Record) error {
+// rowsParams are a batched statement's parameters: the account, and the rows, each numbered
+// (i) by its index.
+func rowsParams(accountID string, rows []map[string]any) map[string]any {
+	list := make([]any, len(rows))
+	for i, row := range rows {
+		row["i"] = i
+		list[i] = row
+	}
+	return map[string]any{"accountId": accountID, "rows": list}
+}
+
+// placeRows returns the records of a batched statement over n rows, each at its row's index
+// (i), nil for a row it returned none for.
+func placeRows(n int, recs []*neo4j.Record) ([]*neo4j.Record, error) {
+	out := make([]*neo4j.Record, n)
 	for _, rec := range recs {
 		i, _ := value(rec, "i").(int64)
-		if i < 0 || int(i) >= len(out) {
-			return model.Internal(fmt.Sprintf("a batched statement returned row %d of %d", i, len(out)), nil)
+		if i < 0 || int(i) >= n {
+			return make([]*neo4j.Record, n), model.Internal(fmt.Sprintf("a batched statement returned row %d of %d", i, n), nil)
 		}
 		out[i] = rec
 	}
-	return nil
+	return out, nil
 }

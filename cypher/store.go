@@ -272,11 +272,6 @@ func retrySafe(mode neo4j.AccessMode, err error) bool {
 	return errors.As(err, &n4j) && (n4j.IsRetriableTransient() || n4j.IsRetriableCluster())
 }
 
-// writeSingle runs a write operation that is one statement (single).
-func writeSingle(ctx context.Context, s *Store, name string, params map[string]any) (*neo4j.Record, error) {
-	return single(ctx, s, neo4j.AccessModeWrite, name, params)
-}
-
 // readSingle runs a read operation that is one statement (single).
 func readSingle(ctx context.Context, s *Store, name string, params map[string]any) (*neo4j.Record, error) {
 	return single(ctx, s, neo4j.AccessModeRead, name, params)
