@@ -77,6 +77,10 @@ func (s *Store) FinishRun(ctx context.Context, accountID string, in model.RunEnd
 			return model.Run{}, err
 		}
 		if rec == nil {
+			// Read again: the statement waited for any end of the run written meanwhile.
+			if current, err = t.require(accountID, "ModelRun", "", in.RunID); err != nil {
+				return model.Run{}, err
+			}
 			return model.Run{}, model.Conflict("run %q has already ended with status %s", in.RunID, current.Props.str("status"))
 		}
 		return runOf(nodeProps(rec, "r")), nil

@@ -3,8 +3,10 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,4 +233,117 @@ func TestConcurrentToolWrites(t *testing.T) {
 			t.Errorf("call %s after the results: status %q, artifacts %v, want succeeded with one", c.CallID, back.Status, back.ArtifactIDs)
 		}
 	}
+}
+
+// TestWritesInSeparateTransactionsSeeEachOther: a batched write and a write made in a
+// transaction of its own (a result shared with a participant, a retry) that race for the
+// same call or callId, and two ends of a run or two forks of one name: the second waits for
+// the first to commit and then sees it, so a call gets one result, a run one call per
+// callId and one end, a conversation one branch per name. The first write is held inside
+// its transaction, after its statement, while the other is sent.
+func TestWritesInSeparateTransactionsSeeEachOther(t *testing.T) {
+	store := openStore(blobDir)
+	defer store.Close(context.Background())
+	h := newHarnessWith(t, store, "")
+	w := h.world()
+
+	var mu sync.Mutex
+	holding := ""
+	entered, gate := make(chan struct{}, 1), make(chan struct{})
+	store.AfterStatement = func(q string) error {
+		mu.Lock()
+		hold := q == holding
+		if hold {
+			holding = "" // only the first run of the statement is held
+		}
+		mu.Unlock()
+		if hold {
+			entered <- struct{}{}
+			<-gate
+		}
+		return nil
+	}
+	// race runs held, waits until it is held in its transaction, then runs other, lets
+	// held commit after a while and returns both errors.
+	race := func(statement string, held, other func() error) (error, error) {
+		t.Helper()
+		mu.Lock()
+		holding, gate = statement, make(chan struct{})
+		mu.Unlock()
+		var heldErr, otherErr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); heldErr = held() }()
+		<-entered
+		go func() { defer wg.Done(); otherErr = other() }()
+		time.Sleep(300 * time.Millisecond)
+		close(gate)
+		wg.Wait()
+		return heldErr, otherErr
+	}
+	conflictOne := func(what string, a, b error) {
+		t.Helper()
+		if (a == nil) == (b == nil) || model.KindOf(errors.Join(a, b)) != model.KindConflict {
+			t.Errorf("%s: got %v and %v, want one written and one conflict", what, a, b)
+		}
+	}
+
+	// Two results for one call: the batched one and one shared with a participant.
+	result := func(shared []string) func() error {
+		return func() error {
+			_, err := store.RecordToolResult(t.Context(), h.account, model.ToolResult{ToolCallID: w.call, Status: "succeeded",
+				Result: json.RawMessage(`{"rows":3}`), SharedWithParticipants: shared})
+			return err
+		}
+	}
+	a, b := race("RecordToolResult", result(nil), result([]string{w.participant}))
+	conflictOne("two results for one call", a, b)
+	back, err := store.ToolCall(t.Context(), h.account, w.call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.ArtifactIDs) != 1 {
+		t.Errorf("call after two racing results: artifacts %v, want one", back.ArtifactIDs)
+	}
+
+	// Two calls with one callId: the batched one and a retry of a failed call.
+	failed, err := store.RequestToolCall(t.Context(), h.account, model.NewToolCall{RunID: w.run, Tool: "web_search", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.RecordToolResult(t.Context(), h.account, model.ToolResult{ToolCallID: failed.ID, Status: "failed",
+		Error: &model.ToolError{Code: "timeout", Message: "no answer"}, Retryable: true}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(retryOf string) func() error {
+		return func() error {
+			_, err := store.RequestToolCall(t.Context(), h.account, model.NewToolCall{RunID: w.run, Tool: "web_search",
+				CallID: "raced", RetryOf: retryOf, Arguments: json.RawMessage(`{"q":"again"}`)})
+			return err
+		}
+	}
+	a, b = race("RequestToolCall", call(""), call(failed.ID))
+	conflictOne("two calls with one callId", a, b)
+
+	// Two ends of one run.
+	end := func(status string) func() error {
+		return func() error {
+			_, err := store.FinishRun(t.Context(), h.account, model.RunEnd{RunID: w.run, Status: status})
+			return err
+		}
+	}
+	a, b = race("FinishRun", end("succeeded"), end("failed"))
+	conflictOne("two ends of one run", a, b)
+	if b != nil && !strings.Contains(b.Error(), "succeeded") {
+		t.Errorf("the second end of a run: %v, want it to name the status the first wrote", b)
+	}
+
+	// Two forks with one name.
+	fork := func() error {
+		_, err := store.ForkBranch(t.Context(), h.account, model.NewBranch{ConversationID: w.conv, ParentBranchID: w.branch,
+			ForkAfterMessageID: w.message, Name: "raced"})
+		return err
+	}
+	a, b = race("ForkBranch", fork, fork)
+	conflictOne("two forks with one name", a, b)
 }

@@ -13,9 +13,15 @@ OPTIONAL MATCH (o:ToolCall {id: row.toolCallId, accountId: $accountId})
 WITH row ORDER BY o.branchId, row.i
 CALL (row) {
   MATCH (t:ToolCall {id: row.toolCallId, accountId: $accountId})
+  MATCH (b:Branch {id: t.branchId, accountId: $accountId})
+  // The branch is locked before the call's status is read, so that a result being written
+  // for the call in another transaction commits first and is seen (reads are read-committed
+  // and take no lock; setting a property takes the node's write lock, and removing it again
+  // in the same statement leaves nothing).
+  SET b._lock = true REMOVE b._lock
+  WITH row, t, b
   WHERE t.status IN ['pending', 'deferred']
   MATCH (r:ModelRun)-[:REQUESTED]->(t)
-  MATCH (b:Branch {id: t.branchId, accountId: $accountId})
   SET b.seq = b.seq + 1, b.rev = b.rev + 1
   WITH t, r, b, b.seq AS seq, b.rev AS rev
   CALL (r) {

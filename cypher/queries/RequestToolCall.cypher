@@ -11,8 +11,13 @@ OPTIONAL MATCH (o:ModelRun {id: row.runId, accountId: $accountId})
 WITH row ORDER BY o.branchId, row.i
 CALL (row) {
   MATCH (r:ModelRun {id: row.runId, accountId: $accountId})
-  WHERE NOT EXISTS { MATCH (:ToolCall {runId: r.id, callId: row.callId}) }
   MATCH (b:Branch {id: r.branchId, accountId: $accountId})
+  // The branch is locked before the run's calls are looked up, so that a call with the same
+  // callId being written in another transaction commits first and is seen (as in
+  // RecordToolResult).
+  SET b._lock = true REMOVE b._lock
+  WITH row, r, b
+  WHERE NOT EXISTS { MATCH (:ToolCall {runId: r.id, callId: row.callId}) }
   SET b.seq = b.seq + 1, b.rev = b.rev + 1
   WITH r, b, b.seq AS seq, b.rev AS rev
   CREATE (t:ToolCall {id: row.id, accountId: $accountId, conversationId: r.conversationId, branchId: b.id, seq: seq,
