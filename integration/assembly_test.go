@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,15 +353,8 @@ func TestConcurrentAssemblyRecords(t *testing.T) {
 			// the gate.
 			tmpl.Decisions = nil
 
-			gate, entered := make(chan struct{}), make(chan struct{}, 2)
-			var held atomic.Int32
-			store.AfterStatement = func(q string) error {
-				if q == "RecordAssemblies" && held.Add(1) <= 2 {
-					entered <- struct{}{}
-					<-gate
-				}
-				return nil
-			}
+			gate := gateStatements(store)
+			gate.arm("RecordAssemblies", 2)
 			type submission struct {
 				name, account, id string
 				ctx               context.Context
@@ -401,14 +393,14 @@ func TestConcurrentAssemblyRecords(t *testing.T) {
 			for i := range 2 {
 				wg.Add(1)
 				go submit(i)
-				<-entered
+				gate.waitHeld()
 			}
 			for i := 2; i < len(subs); i++ {
 				wg.Add(1)
 				go submit(i)
 			}
 			time.Sleep(300 * time.Millisecond)
-			close(gate)
+			gate.release()
 			wg.Wait()
 
 			for i, sub := range subs {
@@ -436,7 +428,7 @@ func TestConcurrentAssemblyRecords(t *testing.T) {
 					t.Errorf("%s: INCLUDED edges\n got %v\nwant %v", sub.name, refsOf(edges), refsOf(sub.included))
 				}
 			}
-			if n := held.Load(); n < 3 {
+			if n := gate.runs.Load(); n < 3 {
 				t.Errorf("RecordAssemblies ran %d times, want the two held and at least one batch", n)
 			}
 		})

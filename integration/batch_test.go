@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,35 +33,12 @@ func TestConcurrentToolWrites(t *testing.T) {
 	ended, cancel := context.WithCancel(t.Context())
 	cancel()
 
-	// hold makes the first two runs of statement wait at the gate, inside their
-	// transactions, and counts its runs.
-	var mu sync.Mutex
-	var gate chan struct{}
-	var entered chan struct{}
-	var holding string
-	var held, runs atomic.Int32
-	store.AfterStatement = func(q string) error {
-		mu.Lock()
-		hold, g, e := q == holding, gate, entered
-		mu.Unlock()
-		if hold {
-			runs.Add(1)
-			if held.Add(1) <= 2 {
-				e <- struct{}{}
-				<-g
-			}
-		}
-		return nil
-	}
+	gate := gateStatements(store)
 	// batched runs the requests with the first two held and the rest queued behind them,
 	// and returns their errors.
 	batched := func(statement string, requests []func() error) []error {
 		t.Helper()
-		mu.Lock()
-		holding, gate, entered = statement, make(chan struct{}), make(chan struct{}, 2)
-		mu.Unlock()
-		held.Store(0)
-		runs.Store(0)
+		gate.arm(statement, 2)
 		errs := make([]error, len(requests))
 		var wg sync.WaitGroup
 		for i := range requests {
@@ -72,15 +48,15 @@ func TestConcurrentToolWrites(t *testing.T) {
 				errs[i] = requests[i]()
 			}()
 			if i < 2 {
-				<-entered
+				gate.waitHeld()
 			}
 		}
 		time.Sleep(300 * time.Millisecond)
-		close(gate)
+		gate.release()
 		wg.Wait()
 		// The two held, then what queued behind them: in one or two batches (one per
 		// writer).
-		if n := runs.Load(); n < 3 || n > 4 {
+		if n := gate.runs.Load(); n < 3 || n > 4 {
 			t.Errorf("%s ran %d times for %d requests, want the two held and one or two batches", statement, n, len(requests))
 		}
 		return errs
@@ -247,37 +223,20 @@ func TestWritesInSeparateTransactionsSeeEachOther(t *testing.T) {
 	h := newHarnessWith(t, store, "")
 	w := h.world()
 
-	var mu sync.Mutex
-	holding := ""
-	entered, gate := make(chan struct{}, 1), make(chan struct{})
-	store.AfterStatement = func(q string) error {
-		mu.Lock()
-		hold := q == holding
-		if hold {
-			holding = "" // only the first run of the statement is held
-		}
-		mu.Unlock()
-		if hold {
-			entered <- struct{}{}
-			<-gate
-		}
-		return nil
-	}
+	gate := gateStatements(store)
 	// race runs held, waits until it is held in its transaction, then runs other, lets
 	// held commit after a while and returns both errors.
 	race := func(statement string, held, other func() error) (error, error) {
 		t.Helper()
-		mu.Lock()
-		holding, gate = statement, make(chan struct{})
-		mu.Unlock()
+		gate.arm(statement, 1)
 		var heldErr, otherErr error
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); heldErr = held() }()
-		<-entered
+		gate.waitHeld()
 		go func() { defer wg.Done(); otherErr = other() }()
 		time.Sleep(300 * time.Millisecond)
-		close(gate)
+		gate.release()
 		wg.Wait()
 		return heldErr, otherErr
 	}

@@ -12,6 +12,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,4 +255,64 @@ func (h *harness) waitReady(within time.Duration) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// statementGate holds the first runs of one statement inside their write transactions,
+// after the statement and before the commit, until it is opened, so that a test can send
+// requests that queue behind them or race them; it counts the statement's runs.
+type statementGate struct {
+	mu        sync.Mutex
+	statement string
+	hold      int32
+	open      chan struct{}
+	entered   chan struct{}
+	held      atomic.Int32
+	runs      atomic.Int32
+}
+
+// gateStatements makes a statementGate the store's AfterStatement hook.
+func gateStatements(store *cypher.Store) *statementGate {
+	g := &statementGate{}
+	store.AfterStatement = g.after
+	return g
+}
+
+// arm holds the next n runs of statement until open is called, and counts its runs from
+// zero.
+func (g *statementGate) arm(statement string, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.statement, g.hold = statement, int32(n)
+	g.open, g.entered = make(chan struct{}), make(chan struct{}, n)
+	g.held.Store(0)
+	g.runs.Store(0)
+}
+
+// waitHeld waits until one more run is held.
+func (g *statementGate) waitHeld() {
+	g.mu.Lock()
+	entered := g.entered
+	g.mu.Unlock()
+	<-entered
+}
+
+// release lets the held runs commit.
+func (g *statementGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.open)
+}
+
+func (g *statementGate) after(query string) error {
+	g.mu.Lock()
+	match, hold, open, entered := query == g.statement, g.hold, g.open, g.entered
+	g.mu.Unlock()
+	if match {
+		g.runs.Add(1)
+		if g.held.Add(1) <= hold {
+			entered <- struct{}{}
+			<-open
+		}
+	}
+	return nil
 }
