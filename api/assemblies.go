@@ -29,7 +29,7 @@ func (s *Server) assemble(c echo.Context) error {
 	if in.ExactArtifactIDs == nil {
 		in.ExactArtifactIDs = []string{}
 	}
-	a, err := s.assembler.Assemble(c.Request().Context(), accountOf(c), in)
+	a, err := s.assembler.Assemble(answering(c, http.StatusCreated), accountOf(c), in)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -68,6 +69,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 			zap.Int("status", status), zap.Error(err))
 	}
 	body, _ := json.Marshal(errorBody{Error: detail})
+	var me *model.Error
+	if errors.As(err, &me) && me.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(me.RetryAfter))
+	} else if status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "1")
+	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -9,6 +10,30 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
+
+// respond runs a write and answers its result with status (no body for 204). The status
+// goes to the store with the request's Idempotency-Key claim, if any, so that the store
+// keeps exactly this response in the transaction of the write (cypher's answer).
+func respond(c echo.Context, status int, write func(ctx context.Context) (any, error)) error {
+	v, err := write(answering(c, status))
+	if err != nil {
+		return err
+	}
+	if status == http.StatusNoContent {
+		return c.NoContent(status)
+	}
+	return c.JSON(status, v)
+}
+
+// answering returns the request's context, telling its Idempotency-Key claim, if any, the
+// status that the write's result answers with.
+func answering(c echo.Context, status int) context.Context {
+	ctx := c.Request().Context()
+	if claim := model.IdempotencyClaimOf(ctx); claim != nil {
+		claim.Status = status
+	}
+	return ctx
+}
 
 // isAbsent reports whether an optional JSON value was left out or sent as null.
 func isAbsent(raw json.RawMessage) bool {
@@ -21,11 +46,9 @@ func (s *Server) createConversation(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	conv, err := s.graph.CreateConversation(c.Request().Context(), accountOf(c), model.NewConversation{Title: req.Title, At: timeOf(req.At)})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, conv)
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.CreateConversation(ctx, accountOf(c), model.NewConversation{Title: req.Title, At: timeOf(req.At)})
+	})
 }
 
 func (s *Server) readConversation(c echo.Context) error {
@@ -37,10 +60,9 @@ func (s *Server) readConversation(c echo.Context) error {
 }
 
 func (s *Server) deleteConversation(c echo.Context) error {
-	if err := s.graph.DeleteConversation(c.Request().Context(), accountOf(c), c.Param("id")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return respond(c, http.StatusNoContent, func(ctx context.Context) (any, error) {
+		return nil, s.graph.DeleteConversation(ctx, accountOf(c), c.Param("id"))
+	})
 }
 
 func (s *Server) addParticipant(c echo.Context) error {
@@ -48,13 +70,11 @@ func (s *Server) addParticipant(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	p, err := s.graph.AddParticipant(c.Request().Context(), accountOf(c), model.NewParticipant{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.AddParticipant(ctx, accountOf(c), model.NewParticipant{
 		ConversationID: c.Param("id"), Kind: req.Kind, Name: req.Name, Provider: req.Provider, Model: req.Model, At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, p)
+	})
 }
 
 func (s *Server) forkBranch(c echo.Context) error {
@@ -62,14 +82,12 @@ func (s *Server) forkBranch(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	b, err := s.graph.ForkBranch(c.Request().Context(), accountOf(c), model.NewBranch{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.ForkBranch(ctx, accountOf(c), model.NewBranch{
 		ConversationID: c.Param("id"), ParentBranchID: req.ParentBranchID, ForkAfterMessageID: req.ForkAfterMessageID,
 		Name: req.Name, At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, b)
+	})
 }
 
 func (s *Server) appendMessage(c echo.Context) error {
@@ -77,14 +95,12 @@ func (s *Server) appendMessage(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	m, err := s.graph.AppendMessage(c.Request().Context(), accountOf(c), model.NewMessage{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.AppendMessage(ctx, accountOf(c), model.NewMessage{
 		BranchID: c.Param("id"), Role: req.Role, Content: req.Content, ParticipantID: req.ParticipantID, RunID: req.RunID,
 		ParentMessageIDs: req.ParentMessageIDs, Visibility: req.Visibility, At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, m)
+	})
 }
 
 func (s *Server) history(c echo.Context) error {
@@ -100,15 +116,13 @@ func (s *Server) startRun(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	r, err := s.graph.StartRun(c.Request().Context(), accountOf(c), model.NewRun{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.StartRun(ctx, accountOf(c), model.NewRun{
 		BranchID: c.Param("id"), ParticipantID: req.ParticipantID, RuntimeKind: req.RuntimeKind,
 		TriggerMessageID: req.TriggerMessageID, ParentRunID: req.ParentRunID, Provider: req.Provider, Model: req.Model,
 		At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, r)
+	})
 }
 
 func (s *Server) readRun(c echo.Context) error {
@@ -124,11 +138,9 @@ func (s *Server) finishRun(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	r, err := s.graph.FinishRun(c.Request().Context(), accountOf(c), model.RunEnd{RunID: c.Param("id"), Status: req.Status, At: timeOf(req.At)})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, r)
+	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
+		return s.graph.FinishRun(ctx, accountOf(c), model.RunEnd{RunID: c.Param("id"), Status: req.Status, At: timeOf(req.At)})
+	})
 }
 
 func (s *Server) requestToolCall(c echo.Context) error {
@@ -140,13 +152,11 @@ func (s *Server) requestToolCall(c echo.Context) error {
 	if isAbsent(args) {
 		args = json.RawMessage("{}")
 	}
-	call, err := s.graph.RequestToolCall(c.Request().Context(), accountOf(c), model.NewToolCall{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.RequestToolCall(ctx, accountOf(c), model.NewToolCall{
 		RunID: c.Param("id"), Tool: req.Tool, Arguments: args, CallID: req.CallID, RetryOf: req.RetryOf, At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, call)
+	})
 }
 
 func (s *Server) readToolCall(c echo.Context) error {
@@ -176,11 +186,9 @@ func (s *Server) recordToolResult(c echo.Context) error {
 	for _, m := range req.Memories {
 		in.Memories = append(in.Memories, newMemory(m))
 	}
-	out, err := s.graph.RecordToolResult(c.Request().Context(), accountOf(c), in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, out)
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.RecordToolResult(ctx, accountOf(c), in)
+	})
 }
 
 func newMemory(m memoryRequest) model.NewMemory {
@@ -206,11 +214,9 @@ func (s *Server) deriveMemory(c echo.Context) error {
 	if len(req.DerivedFrom) == 0 {
 		return &httpError{status: http.StatusBadRequest, field: "derivedFrom", message: "derivedFrom is required: the artifact ids the memory is derived from"}
 	}
-	m, err := s.graph.DeriveMemory(c.Request().Context(), accountOf(c), newMemory(req))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, m)
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.DeriveMemory(ctx, accountOf(c), newMemory(req))
+	})
 }
 
 func (s *Server) readMemory(c echo.Context) error {
@@ -238,10 +244,9 @@ func (s *Server) readArtifactRaw(c echo.Context) error {
 }
 
 func (s *Server) deleteArtifact(c echo.Context) error {
-	if err := s.graph.DeleteArtifact(c.Request().Context(), accountOf(c), c.Param("id")); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return respond(c, http.StatusNoContent, func(ctx context.Context) (any, error) {
+		return nil, s.graph.DeleteArtifact(ctx, accountOf(c), c.Param("id"))
+	})
 }
 
 func (s *Server) recordSkills(c echo.Context) error {
@@ -249,14 +254,12 @@ func (s *Server) recordSkills(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	sk, err := s.graph.RecordSkills(c.Request().Context(), accountOf(c), model.NewSkillState{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.RecordSkills(ctx, accountOf(c), model.NewSkillState{
 		RunID: c.Param("id"), LoadedSkills: req.LoadedSkills, ActiveProfiles: req.ActiveProfiles, DirectTools: req.DirectTools,
 		At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, sk)
+	})
 }
 
 func (s *Server) recordCheckpoint(c echo.Context) error {
@@ -267,13 +270,11 @@ func (s *Server) recordCheckpoint(c echo.Context) error {
 	if isAbsent(req.State) {
 		return &httpError{status: http.StatusBadRequest, field: "state", message: "state is required"}
 	}
-	cp, err := s.graph.RecordCheckpoint(c.Request().Context(), accountOf(c), model.NewCheckpoint{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.RecordCheckpoint(ctx, accountOf(c), model.NewCheckpoint{
 		RunID: c.Param("id"), State: req.State, AssemblyID: req.AssemblyID, At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, cp)
+	})
 }
 
 func (s *Server) promote(c echo.Context) error {
@@ -281,12 +282,10 @@ func (s *Server) promote(c echo.Context) error {
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
-	p, err := s.graph.Promote(c.Request().Context(), accountOf(c), model.NewPromotion{
+	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
+		return s.graph.Promote(ctx, accountOf(c), model.NewPromotion{
 		RunID: c.Param("id"), ToolCallIDs: req.ToolCallIDs, ArtifactIDs: req.ArtifactIDs, MemoryIDs: req.MemoryIDs,
 		Report: req.Report, At: timeOf(req.At),
 	})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, p)
+	})
 }

@@ -52,16 +52,22 @@ var idempotencyKeyPattern = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
 
 // idempotent makes writes that carry an Idempotency-Key safe to retry: the first response
 // is stored, a retry with the same key and body gets it again and writes nothing, and the
-// same key with a different body is a conflict.
+// same key with a different body is a conflict. The claim on the key travels to the store
+// in the request's context, and the store keeps the response in the transaction of the
+// write it answers (see respond), so that a write never commits without it.
 func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		key := req.Header.Get("Idempotency-Key")
-		if key == "" || req.Method == http.MethodGet || req.Method == http.MethodHead {
+		values, sent := req.Header[http.CanonicalHeaderKey("Idempotency-Key")]
+		if !sent || req.Method == http.MethodGet || req.Method == http.MethodHead {
 			return next(c)
 		}
+		key := ""
+		if len(values) == 1 {
+			key = values[0]
+		}
 		if !idempotencyKeyPattern.MatchString(key) {
-			return &httpError{status: http.StatusBadRequest, field: "Idempotency-Key", message: "Idempotency-Key must be 1 to 255 printable ASCII characters"}
+			return &httpError{status: http.StatusBadRequest, field: "Idempotency-Key", message: "Idempotency-Key must be one header of 1 to 255 printable ASCII characters"}
 		}
 		body, err := io.ReadAll(req.Body)
 		if err != nil {
@@ -70,32 +76,34 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		sum := sha256.Sum256(append([]byte(req.Method+" "+req.URL.Path+"\n"), body...))
 		hash := hex.EncodeToString(sum[:])
-		account := accountOf(c)
 		ctx := req.Context()
 
-		stored, replay, err := s.idem.ClaimIdempotencyKey(ctx, account, key, hash)
+		claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, accountOf(c), key, hash)
 		if err != nil {
 			return err
 		}
-		if replay {
+		if claim == nil {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
 			if len(stored.Body) == 0 {
 				return c.NoContent(stored.Status)
 			}
 			return c.JSONBlob(stored.Status, stored.Body)
 		}
+		c.SetRequest(req.WithContext(model.WithIdempotencyClaim(ctx, claim)))
 		rec := &recordingWriter{ResponseWriter: c.Response().Writer}
 		c.Response().Writer = rec
 		err = next(c)
 		status := c.Response().Status
-		if err == nil && status >= 200 && status < 300 {
-			if cerr := s.idem.CompleteIdempotencyKey(ctx, account, key, model.IdempotentResponse{RequestHash: hash, Status: status, Body: rec.body.Bytes()}); cerr != nil {
-				s.log.Error("storing an idempotent response failed", zap.Error(cerr))
+		switch {
+		case err == nil && claim.Answered:
+		case err == nil && status >= 200 && status < 300:
+			// A request that wrote nothing (a replay) keeps its response now.
+			if cerr := s.idem.CompleteIdempotencyKey(ctx, claim, model.IdempotentResponse{RequestHash: hash, Status: status, Body: rec.body.Bytes()}); cerr != nil {
+				s.log.Warn("storing the response of a request that wrote nothing failed; a retry runs it again", zap.Error(cerr))
+				s.idem.ReleaseIdempotencyKey(ctx, claim)
 			}
-			return nil
-		}
-		if rerr := s.idem.ReleaseIdempotencyKey(ctx, account, key); rerr != nil {
-			s.log.Error("releasing an idempotency key failed", zap.Error(rerr))
+		default:
+			s.idem.ReleaseIdempotencyKey(ctx, claim)
 		}
 		return err
 	}

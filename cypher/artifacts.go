@@ -43,19 +43,20 @@ func (s *Store) ArtifactRaw(ctx context.Context, accountID, id string) (model.Ar
 // provenance-broken.
 func (s *Store) DeleteArtifact(ctx context.Context, accountID, id string) error {
 	refs, err := writeTx(ctx, s, func(t *tx) ([]string, error) {
-		rec, err := t.one("DeleteArtifact", map[string]any{"id": id, "accountId": accountID})
+		rec, err := t.one("DeleteArtifact", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()})
 		if err != nil {
 			return nil, err
 		}
 		if rec == nil {
 			return nil, model.NotFound("artifact", id)
 		}
-		return strList(rec, "refs"), nil
+		return strList(rec, "refs"), t.answer(nil, "", "")
 	})
 	if err != nil {
 		return err
 	}
-	return s.dropUnreferencedBlobs(ctx, refs)
+	s.removeBlobs(ctx, refs)
+	return nil
 }
 
 func artifactOf(p props) model.Artifact {

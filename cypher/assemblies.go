@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -123,7 +125,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			"kind": g.key[1], "outcome": g.key[2], "as": nullable(g.key[3]), "reason": g.key[4], "rule": g.key[5]})
 	}
 	req := a.Request
-	rec, err := s.assemblyRecords.write(ctx, s, accountID, map[string]any{
+	row := map[string]any{
 		"id": a.ID, "conversationId": a.ConversationID, "branchId": req.BranchID,
 		"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
 		"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
@@ -131,7 +133,20 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
 		"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
 		"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
-	})
+	}
+	var rec *neo4j.Record
+	if keyed(ctx) {
+		// A keyed request's record is written alone, with its response: the record.
+		rec, err = writeTx(ctx, s, func(t *tx) (*neo4j.Record, error) {
+			rec, err := t.oneRow("RecordAssemblies", accountID, row)
+			if err != nil || rec == nil {
+				return rec, err
+			}
+			return rec, t.answer(json.RawMessage(record), a.ConversationID, "")
+		})
+	} else {
+		rec, err = s.assemblyRecords.write(ctx, s, accountID, row)
+	}
 	if err == nil && rec == nil {
 		// Nothing written: the conversation was not found (deleted, or not this account's).
 		err = model.NotFound("conversation", a.ConversationID)

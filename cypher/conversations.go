@@ -35,7 +35,7 @@ func (s *Store) CreateConversation(ctx context.Context, accountID string, in mod
 		c := conversationOf(nodeProps(rec, "c"))
 		c.Branches = []model.Branch{branchOf(nodeProps(rec, "b"))}
 		c.Participants = []model.Participant{}
-		return c, nil
+		return c, t.answer(c, c.ID, "")
 	})
 }
 
@@ -73,75 +73,50 @@ func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.C
 const DefaultDeleteBatch = 1000
 
 // DeleteConversation deletes a conversation and everything under it: first, in one
-// transaction, it marks the conversation deleted and removes its branches and participants
-// (from then on reads answer 404 and no write can land in it); then the remaining nodes go in
-// batches, each its own transaction, so that no transaction outgrows Neo4j's transaction
-// memory however long the conversation; the conversation node goes last. Blobs that no other
-// record shares are removed after that, so a failed delete leaves every payload readable,
-// and deleting again finishes an interrupted deletion.
+// transaction, it marks the conversation deleted, removes its branches and participants
+// (from then on reads answer 404 and no write can land in it) and erases the stored
+// idempotent responses of its writes (a replay answers 404, never the deleted content);
+// then the remaining nodes go in batches, each its own transaction, so that no transaction
+// outgrows Neo4j's transaction memory however long the conversation; the conversation node
+// goes last. After each batch, the blobs its nodes held are removed unless another record
+// shares them, so a failed delete leaves every remaining payload readable, and deleting
+// again finishes an interrupted deletion.
 func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) error {
-	params := map[string]any{"id": id, "accountId": accountID}
-	refs, err := writeTx(ctx, s, func(t *tx) ([]string, error) {
-		rec, err := t.one("ConversationBlobRefs", params)
+	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
+		rec, err := t.one("MarkConversationDeleted", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()})
 		if err != nil {
-			return nil, err
+			return struct{}{}, err
 		}
 		if rec == nil {
-			return nil, model.NotFound("conversation", id)
+			return struct{}{}, model.NotFound("conversation", id)
 		}
-		refs := strList(rec, "refs")
-		if rec, err = t.one("MarkConversationDeleted", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()}); err != nil {
-			return nil, err
-		}
-		if rec == nil {
-			return nil, model.NotFound("conversation", id)
-		}
-		return refs, nil
+		return struct{}{}, nil
 	})
 	if err != nil {
 		return err
 	}
 	s.records.drop(accountID, id)
 	for {
-		deleted, err := writeTx(ctx, s, func(t *tx) (int64, error) {
+		deleted, refs, err := writeTxPair(ctx, s, func(t *tx) (int64, []string, error) {
 			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": s.DeleteBatch})
 			if err != nil || rec == nil {
-				return 0, err
+				return 0, nil, err
 			}
 			n, _ := value(rec, "deleted").(int64)
-			return n, nil
+			if n == 0 {
+				// The conversation node went in this transaction: the deletion is done.
+				return 0, strList(rec, "refs"), t.answer(nil, "", "")
+			}
+			return n, strList(rec, "refs"), nil
 		})
 		if err != nil {
 			return err
 		}
+		s.removeBlobs(ctx, refs)
 		if deleted == 0 {
-			break
+			return nil
 		}
 	}
-	return s.dropUnreferencedBlobs(ctx, refs)
-}
-
-// dropUnreferencedBlobs deletes the blobs among refs that no remaining record holds.
-func (s *Store) dropUnreferencedBlobs(ctx context.Context, refs []string) error {
-	if len(refs) == 0 {
-		return nil
-	}
-	orphans, err := readTx(ctx, s, func(t *tx) ([]string, error) {
-		rec, err := t.one("UnreferencedBlobRefs", map[string]any{"refs": refs})
-		if err != nil || rec == nil {
-			return nil, err
-		}
-		return strList(rec, "refs"), nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, ref := range orphans {
-		if err := s.blobs.Delete(ctx, ref); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // AddParticipant adds a participant to a conversation.
@@ -159,7 +134,8 @@ func (s *Store) AddParticipant(ctx context.Context, accountID string, in model.N
 		if rec == nil {
 			return model.Participant{}, model.NotFound("conversation", in.ConversationID)
 		}
-		return participantOf(nodeProps(rec, "p")), nil
+		p := participantOf(nodeProps(rec, "p"))
+		return p, t.answer(p, p.ConversationID, "")
 	})
 }
 
@@ -210,7 +186,7 @@ func (s *Store) ForkBranch(ctx context.Context, accountID string, in model.NewBr
 		b.ParentBranchID = strValue(rec, "parentBranchId")
 		b.ForkAfterMessageID = in.ForkAfterMessageID
 		b.ForkAfterSeq, _ = value(rec, "afterSeq").(int64)
-		return b, nil
+		return b, t.answer(b, b.ConversationID, "")
 	})
 }
 

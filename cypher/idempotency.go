@@ -6,12 +6,19 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // staleClaim is how long a claimed key may stay pending before a retry takes it over: longer
-// than any request runs, so a live request is never overtaken.
+// than any request runs (the server's write timeout bounds them), so a live request is never
+// overtaken; and if one were, its write would fail, since it stores its response only
+// under its own claim.
 const staleClaim = 2 * time.Minute
+
+// releaseRetryEvery is how often a release that Neo4j did not answer is tried again.
+const releaseRetryEvery = time.Second
 
 // idempotencyID scopes a client's key to its account.
 func idempotencyID(accountID, key string) string {
@@ -21,61 +28,98 @@ func idempotencyID(accountID, key string) string {
 
 // ClaimIdempotencyKey reserves key for a request, or returns the response stored under it.
 // MERGE on the uniquely constrained id serialises concurrent claims of one key.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (model.IdempotentResponse, bool, error) {
-	claim := newID("claim")
-	return writeTxPair(ctx, s, func(t *tx) (model.IdempotentResponse, bool, error) {
-		rec, err := t.one("ClaimIdempotencyKey", map[string]any{
-			"id": idempotencyID(accountID, key), "accountId": accountID, "requestHash": requestHash,
-			"claim": claim, "now": s.Now(), "staleBefore": s.Now().Add(-staleClaim),
-		})
-		if err != nil {
-			return model.IdempotentResponse{}, false, err
-		}
-		k := nodeProps(rec, "k")
-		switch {
-		case k.str("claim") == claim:
-			return model.IdempotentResponse{}, false, nil
-		case k.str("requestHash") != requestHash:
-			return model.IdempotentResponse{}, false, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
-				Message: "this Idempotency-Key was used for a different request"}
-		case k.str("state") != "done":
-			return model.IdempotentResponse{}, false, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
-				Message: "a request with this Idempotency-Key is still in progress"}
-		}
-		return model.IdempotentResponse{RequestHash: requestHash, Status: int(k.i64("status")), Body: []byte(k.str("body"))}, true, nil
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (*model.IdempotencyClaim, model.IdempotentResponse, error) {
+	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim")}
+	rec, err := single(ctx, s, neo4j.AccessModeWrite, "ClaimIdempotencyKey", map[string]any{
+		"id": idempotencyID(accountID, key), "accountId": accountID, "requestHash": requestHash,
+		"claim": claim.Claim, "now": s.Now(), "staleBefore": s.Now().Add(-staleClaim),
 	})
-}
-
-// CompleteIdempotencyKey stores the response of the request that claimed key.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key string, resp model.IdempotentResponse) error {
-	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		_, err := t.run("CompleteIdempotencyKey", map[string]any{
-			"id": idempotencyID(accountID, key), "accountId": accountID, "status": resp.Status,
-			"body": string(resp.Body), "now": s.Now(),
-		})
-		return struct{}{}, err
-	})
-	return err
-}
-
-// ReleaseIdempotencyKey frees a key whose request failed.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, accountID, key string) error {
-	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		_, err := t.run("ReleaseIdempotencyKey", map[string]any{"id": idempotencyID(accountID, key), "accountId": accountID})
-		return struct{}{}, err
-	})
-	return err
-}
-
-// writeTxPair is writeTx for work that answers two values.
-func writeTxPair[A, B any](ctx context.Context, s *Store, work func(t *tx) (A, B, error)) (A, B, error) {
-	type pair struct {
-		a A
-		b B
+	if err != nil {
+		return nil, model.IdempotentResponse{}, err
 	}
-	p, err := writeTx(ctx, s, func(t *tx) (pair, error) {
-		a, b, err := work(t)
-		return pair{a, b}, err
+	k := nodeProps(rec, "k")
+	switch {
+	case k.str("claim") == claim.Claim && k.str("state") == "pending":
+		return claim, model.IdempotentResponse{}, nil
+	case k.str("requestHash") != requestHash:
+		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
+			Message: "this Idempotency-Key was used for a different request"}
+	case k.str("state") == "erased":
+		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindNotFound, Field: "Idempotency-Key",
+			Message: "what the first request with this Idempotency-Key wrote has been deleted"}
+	case k.str("state") != "done":
+		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
+			Message: "a request with this Idempotency-Key is still in progress; retry later", RetryAfter: 1}
+	}
+	return nil, model.IdempotentResponse{RequestHash: requestHash, Status: int(k.i64("status")), Body: []byte(k.str("body"))}, nil
+}
+
+// answer stores v, a write's result, as the response to the Idempotency-Key that the
+// transaction's request claimed, if any, in the transaction itself: the write and its
+// stored response commit together or not at all. conversationID and artifactID name what
+// the response carries data of, so that deleting them erases it (empty when none).
+func (t *tx) answer(v any, conversationID, artifactID string) error {
+	claim := model.IdempotencyClaimOf(t.ctx)
+	if claim == nil || claim.Status == 0 {
+		return nil
+	}
+	var body []byte
+	if v != nil {
+		encoded, err := model.EncodeJSON(v)
+		if err != nil {
+			return model.Internal("encoding the response failed", err)
+		}
+		body = append(encoded, '\n')
+	}
+	rec, err := t.one("CompleteIdempotencyKey", map[string]any{
+		"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
+		"status": claim.Status, "body": string(body), "now": t.store.Now(),
+		"conversationId": nullable(conversationID), "artifactId": nullable(artifactID),
 	})
-	return p.a, p.b, err
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
+			Message: "this request's hold on its Idempotency-Key was taken over by a retry"}
+	}
+	t.answered = true
+	return nil
+}
+
+// CompleteIdempotencyKey stores the response of a claimed request whose write did not.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim *model.IdempotencyClaim, resp model.IdempotentResponse) error {
+	rec, err := single(ctx, s, neo4j.AccessModeWrite, "CompleteIdempotencyKey", map[string]any{
+		"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
+		"status": resp.Status, "body": string(resp.Body), "now": s.Now(), "conversationId": nil, "artifactId": nil,
+	})
+	if err == nil && rec == nil {
+		err = model.Conflict("this request's hold on its Idempotency-Key was taken over by a retry")
+	}
+	return err
+}
+
+// ReleaseIdempotencyKey frees the key of a request that failed, if it still holds it. When
+// Neo4j does not answer, the release is tried again every second until it succeeds or the
+// claim would be stale anyway, so that the client's retry does not wait for staleness.
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, claim *model.IdempotencyClaim) {
+	release := func(ctx context.Context) error {
+		_, err := single(ctx, s, neo4j.AccessModeWrite, "ReleaseIdempotencyKey", map[string]any{
+			"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
+		})
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	if release(ctx) == nil {
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(staleClaim)
+		for time.Now().Before(deadline) {
+			time.Sleep(releaseRetryEvery)
+			if release(ctx) == nil {
+				return
+			}
+		}
+	}()
 }

@@ -13,14 +13,17 @@ func memoryFieldPrefix(i int) string { return fmt.Sprintf("memories[%d].", i) }
 
 // DeriveMemory derives a memory from artifacts.
 func (s *Store) DeriveMemory(ctx context.Context, accountID string, in model.NewMemory) (model.Memory, error) {
-	id, err := writeTx(ctx, s, func(t *tx) (string, error) {
-		m, err := s.deriveMemory(t, accountID, in, "")
-		return m.ID, err
+	return writeTx(ctx, s, func(t *tx) (model.Memory, error) {
+		created, err := s.deriveMemory(t, accountID, in, "")
+		if err != nil {
+			return model.Memory{}, err
+		}
+		m, err := t.memory(accountID, created.ID)
+		if err != nil {
+			return model.Memory{}, err
+		}
+		return m, t.answer(m, m.ConversationID, "")
 	})
-	if err != nil {
-		return model.Memory{}, err
-	}
-	return s.Memory(ctx, accountID, id)
 }
 
 // deriveMemory creates a memory inside t. Its branch is the branch of the source whose
@@ -168,22 +171,25 @@ func (t *tx) commonLineage(accountID string, sources []located, field string) (s
 
 // Memory reads a memory with its provenance and supersession links.
 func (s *Store) Memory(ctx context.Context, accountID, id string) (model.Memory, error) {
-	return readTx(ctx, s, func(t *tx) (model.Memory, error) {
-		rec, err := t.one("ReadMemory", map[string]any{"id": id, "accountId": accountID})
-		if err != nil {
-			return model.Memory{}, err
-		}
-		if rec == nil {
-			return model.Memory{}, model.NotFound("memory", id)
-		}
-		m := memoryOf(nodeProps(rec, "m"))
-		live := strList(rec, "liveSources")
-		m.ProvenanceBroken = m.ProvenanceBroken || len(live) < len(m.DerivedFrom)
-		m.Supersedes = strList(rec, "supersedes")
-		m.SupersededBy = strList(rec, "supersededBy")
-		m.ConflictsWith = strList(rec, "conflictsWith")
-		return m, nil
-	})
+	return readTx(ctx, s, func(t *tx) (model.Memory, error) { return t.memory(accountID, id) })
+}
+
+// memory reads a memory with its provenance and supersession links inside t.
+func (t *tx) memory(accountID, id string) (model.Memory, error) {
+	rec, err := t.one("ReadMemory", map[string]any{"id": id, "accountId": accountID})
+	if err != nil {
+		return model.Memory{}, err
+	}
+	if rec == nil {
+		return model.Memory{}, model.NotFound("memory", id)
+	}
+	m := memoryOf(nodeProps(rec, "m"))
+	live := strList(rec, "liveSources")
+	m.ProvenanceBroken = m.ProvenanceBroken || len(live) < len(m.DerivedFrom)
+	m.Supersedes = strList(rec, "supersedes")
+	m.SupersededBy = strList(rec, "supersededBy")
+	m.ConflictsWith = strList(rec, "conflictsWith")
+	return m, nil
 }
 
 func memoryOf(p props) model.Memory {

@@ -80,7 +80,8 @@ func (s *Store) AppendMessage(ctx context.Context, accountID string, in model.Ne
 		if rec == nil {
 			return model.Message{}, model.NotFound("branch", in.BranchID)
 		}
-		return messageOf(nodeProps(rec, "m")), nil
+		m := messageOf(nodeProps(rec, "m"))
+		return m, t.answer(m, lin.ConversationID, "")
 	})
 }
 

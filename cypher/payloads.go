@@ -17,11 +17,14 @@ type payload struct {
 	ref    any
 	sha256 string
 	bytes  int64
+	// release ends the blob store's claim on a payload stored as a blob (nil otherwise).
+	release func()
 }
 
 // capture hashes raw and, when it is larger than the inline limit, writes it to the blob
 // store. The blob is written before the graph transaction so that a committed artifact never
-// points at a missing payload.
+// points at a missing payload, and stays claimed until settle: no removal takes it while
+// the write that references it is under way.
 func (s *Store) capture(ctx context.Context, raw []byte) (payload, error) {
 	sum := sha256.Sum256(raw)
 	p := payload{sha256: hex.EncodeToString(sum[:]), bytes: int64(len(raw))}
@@ -32,11 +35,11 @@ func (s *Store) capture(ctx context.Context, raw []byte) (payload, error) {
 		p.inline = string(raw)
 		return p, nil
 	}
-	ref, err := s.blobs.Put(ctx, raw)
+	ref, release, err := s.blobs.Put(ctx, raw)
 	if err != nil {
 		return payload{}, err
 	}
-	p.ref = ref
+	p.ref, p.release = ref, release
 	return p, nil
 }
 
@@ -62,17 +65,20 @@ func (s *Store) restore(ctx context.Context, p props, inlineKey, refKey, shaKey 
 	return raw, nil
 }
 
-// forgetPayloadOnFailure removes the blob a failed write stored, unless another record holds
-// the same content, so that a failed request leaves no payload behind. It returns err. The
-// removal outlives the request's context, which may be why the write failed.
-func (s *Store) forgetPayloadOnFailure(ctx context.Context, err error, p payload) error {
-	if err == nil {
-		return nil
+// settle ends the write of p: it releases the payload's claim and, when the write failed
+// (err), removes the blob unless a record holds the same content, so that a failed request
+// leaves no payload behind. It returns err. The removal outlives the request's context,
+// which may be why the write failed; when it cannot run (Neo4j is away), the blob sweeper
+// takes it up later.
+func (s *Store) settle(ctx context.Context, err error, p payload) error {
+	if p.release == nil {
+		return err
 	}
-	if ref, ok := p.ref.(string); ok {
+	p.release()
+	if err != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
 		defer cancel()
-		_ = s.dropUnreferencedBlobs(ctx, []string{ref})
+		s.removeBlobs(ctx, []string{p.ref.(string)})
 	}
 	return err
 }

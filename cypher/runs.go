@@ -47,7 +47,8 @@ func (s *Store) StartRun(ctx context.Context, accountID string, in model.NewRun)
 		if rec == nil {
 			return model.Run{}, model.NotFound("branch", in.BranchID)
 		}
-		return runOf(nodeProps(rec, "r")), nil
+		r := runOf(nodeProps(rec, "r"))
+		return r, t.answer(r, r.ConversationID, "")
 	})
 }
 
@@ -83,7 +84,8 @@ func (s *Store) FinishRun(ctx context.Context, accountID string, in model.RunEnd
 			}
 			return model.Run{}, model.Conflict("run %q has already ended with status %s", in.RunID, current.Props.str("status"))
 		}
-		return runOf(nodeProps(rec, "r")), nil
+		r := runOf(nodeProps(rec, "r"))
+		return r, t.answer(r, r.ConversationID, "")
 	})
 }
 

@@ -23,10 +23,11 @@ func (s *Store) RecordSkills(ctx context.Context, accountID string, in model.New
 			return model.SkillState{}, model.NotFound("run", in.RunID)
 		}
 		p := nodeProps(rec, "s")
-		return model.SkillState{
+		sk := model.SkillState{
 			ID: p.str("id"), RunID: p.str("runId"), Seq: p.i64("seq"), LoadedSkills: p.strs("loadedSkills"),
 			ActiveProfiles: p.strs("activeProfiles"), DirectTools: p.strs("directTools"), Stamp: stampOf(p),
-		}, nil
+		}
+		return sk, t.answer(sk, p.str("conversationId"), "")
 	})
 }
 
@@ -56,11 +57,16 @@ func (s *Store) RecordCheckpoint(ctx context.Context, accountID string, in model
 		if err != nil {
 			return model.Checkpoint{}, err
 		}
+		if rec == nil {
+			// The run's branch is gone: its conversation is being deleted.
+			return model.Checkpoint{}, model.NotFound("run", in.RunID)
+		}
 		p := nodeProps(rec, "c")
-		return model.Checkpoint{
+		cp := model.Checkpoint{
 			ID: p.str("id"), RunID: p.str("runId"), Seq: p.i64("seq"), State: p.raw("state"),
 			AssemblyID: p.str("assemblyId"), Stamp: stampOf(p),
-		}, nil
+		}
+		return cp, t.answer(cp, run.conversationID(), "")
 	})
 }
 
@@ -167,9 +173,13 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 		if err != nil {
 			return model.Promotion{}, err
 		}
-		return model.Promotion{
+		if rec == nil {
+			return model.Promotion{}, model.NotFound("run", in.RunID)
+		}
+		out := model.Promotion{
 			ReportID: nodeProps(rec, "m").str("id"), ParentRunID: p.str("id"), PromotedArtifacts: orEmpty(artifactIDs),
 			PromotedMemories: orEmpty(in.MemoryIDs), PromotedToolCalls: orEmpty(in.ToolCallIDs),
-		}, nil
+		}
+		return out, t.answer(out, child.conversationID(), "")
 	})
 }

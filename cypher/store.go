@@ -59,6 +59,8 @@ type Store struct {
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
 	// tool results, batching those of concurrent requests (groupCommit).
 	assemblyRecords, toolCalls, toolResults groupCommit
+	// blobRetry holds the blob removals that could not be checked against the graph.
+	blobRetry pendingBlobs
 }
 
 var (
@@ -154,6 +156,8 @@ type tx struct {
 	write bool
 	// first names the transaction's first statement, under which its time is counted.
 	first string
+	// answered says that the transaction stored its request's idempotent response (answer).
+	answered bool
 }
 
 // run executes the named query and collects its records.
@@ -200,6 +204,19 @@ func (t *tx) one(name string, params map[string]any) (*neo4j.Record, error) {
 // failures, and translates any driver error.
 func writeTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (T, error) {
 	return execute(ctx, s, neo4j.AccessModeWrite, work)
+}
+
+// writeTxPair is writeTx for work that answers two values.
+func writeTxPair[A, B any](ctx context.Context, s *Store, work func(t *tx) (A, B, error)) (A, B, error) {
+	type pair struct {
+		a A
+		b B
+	}
+	p, err := writeTx(ctx, s, func(t *tx) (pair, error) {
+		a, b, err := work(t)
+		return pair{a, b}, err
+	})
+	return p.a, p.b, err
 }
 
 // statementRunner runs statements: in a managed transaction, or (autoCommit) each in a
@@ -286,9 +303,10 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
 	defer session.Close(ctx)
 	var first string
+	var answered bool
 	fn := func(inner neo4j.ManagedTransaction) (T, error) {
 		t := &tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite}
-		defer func() { first = t.first }()
+		defer func() { first, answered = t.first, t.answered }()
 		return work(t)
 	}
 	var (
@@ -308,6 +326,9 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 		var zero T
 		return zero, translate(err)
 	}
+	if claim := model.IdempotencyClaimOf(ctx); answered && claim != nil {
+		claim.Answered = true
+	}
 	return out, nil
 }
 
@@ -324,7 +345,7 @@ func translate(err error) error {
 		case n4j.Code == "Neo.ClientError.Schema.ConstraintValidationFailed":
 			return &model.Error{Kind: model.KindConflict, Message: "the record already exists", Err: err}
 		case n4j.Code == "Neo.ClientError.Statement.EntityNotFound":
-			return &model.Error{Kind: model.KindConflict, Message: "a record this write depends on was deleted concurrently", Err: err}
+			return &model.Error{Kind: model.KindNotFound, Message: "a record this write depends on was deleted concurrently", Err: err}
 		case strings.HasPrefix(n4j.Code, "Neo.TransientError."), n4j.Code == "Neo.ClientError.Database.DatabaseNotFound",
 			strings.HasPrefix(n4j.Code, "Neo.ClientError.Cluster."):
 			return model.Unavailable("Neo4j is temporarily unavailable", err)

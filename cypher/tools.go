@@ -27,15 +27,23 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
 	}
 	var rec *neo4j.Record
-	if in.RetryOf == "" {
+	if in.RetryOf == "" && !keyed(ctx) {
 		rec, err = s.toolCalls.write(ctx, s, accountID, params)
 	} else {
-		// A retry is checked against the run's lineage first, in the same transaction.
+		// A retry is checked against the run's lineage first, in the same transaction; a
+		// keyed request stores its response in it.
 		rec, err = writeTx(ctx, s, func(t *tx) (*neo4j.Record, error) {
-			if err := t.checkRetryOf(accountID, in.RunID, in.RetryOf); err != nil {
-				return nil, err
+			if in.RetryOf != "" {
+				if err := t.checkRetryOf(accountID, in.RunID, in.RetryOf); err != nil {
+					return nil, err
+				}
 			}
-			return t.oneRow("RequestToolCall", accountID, params)
+			rec, err := t.oneRow("RequestToolCall", accountID, params)
+			if err != nil || rec == nil {
+				return rec, err
+			}
+			call := requestedCall(rec, in)
+			return rec, t.answer(call, call.ConversationID, "")
 		})
 	}
 	if err == nil && rec == nil {
@@ -47,11 +55,21 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 	}
 	var call model.ToolCall
 	if err == nil {
-		call = toolCallOf(nodeProps(rec, "t"))
-		call.Arguments = in.Arguments
+		call = requestedCall(rec, in)
 	}
-	return call, s.forgetPayloadOnFailure(ctx, err, args)
+	return call, s.settle(ctx, err, args)
 }
+
+// requestedCall is the tool call RequestToolCall wrote, as its response shows it.
+func requestedCall(rec *neo4j.Record, in model.NewToolCall) model.ToolCall {
+	call := toolCallOf(nodeProps(rec, "t"))
+	call.Arguments = in.Arguments
+	return call
+}
+
+// keyed says whether ctx is a request's that carries an Idempotency-Key: its write runs in
+// a transaction of its own, not in a batch, and stores its response there (answer).
+func keyed(ctx context.Context) bool { return model.IdempotencyClaimOf(ctx) != nil }
 
 // checkRetryOf checks that the call a new call retries is a call of the lineage of the
 // run's branch.
@@ -161,7 +179,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		"baselineTokens": baseline,
 	}
 	var written bool
-	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 {
+	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 && !keyed(ctx) {
 		var rec *neo4j.Record
 		rec, err = s.toolResults.write(ctx, s, accountID, params)
 		written = rec != nil
@@ -188,7 +206,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 				}
 				ids = append(ids, mem.ID)
 			}
-			return ids, nil
+			return ids, t.answer(model.ToolResultRecorded{ArtifactID: out.ArtifactID, MemoryIDs: ids}, strValue(rec, "conversationId"), out.ArtifactID)
 		})
 	}
 	if err == nil && !written {
@@ -202,7 +220,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 	if err != nil {
 		out = model.ToolResultRecorded{}
 	}
-	return out, s.forgetPayloadOnFailure(ctx, err, result)
+	return out, s.settle(ctx, err, result)
 }
 
 func toolCallOf(p props) model.ToolCall {

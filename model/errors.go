@@ -27,6 +27,8 @@ type Error struct {
 	Message string
 	Field   string
 	Err     error
+	// RetryAfter, when positive, is how many seconds a client should wait before retrying.
+	RetryAfter int
 }
 
 // Error renders the message and, for logs, the cause.

@@ -210,28 +210,67 @@ type IdempotentResponse struct {
 	Body        []byte
 }
 
-// IdempotencyStore keeps the first response of each keyed write.
-type IdempotencyStore interface {
-	// ClaimIdempotencyKey reserves key for a request; it returns the stored response and
-	// true when the key was already completed, KindConflict when a request with the key is
-	// still in flight.
-	ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (IdempotentResponse, bool, error)
-	// CompleteIdempotencyKey stores the response of the request that claimed key.
-	CompleteIdempotencyKey(ctx context.Context, accountID, key string, resp IdempotentResponse) error
-	// ReleaseIdempotencyKey frees a key whose request failed, so that a retry runs again.
-	ReleaseIdempotencyKey(ctx context.Context, accountID, key string) error
+// IdempotencyClaim is a keyed request's hold on its Idempotency-Key while it runs. It
+// travels in the request's context to the store, which stores the response in the same
+// transaction as the write it answers, so that the write and its stored response commit
+// or fail together.
+type IdempotencyClaim struct {
+	AccountID, Key, Claim string
+	// Status is the HTTP status the write's result answers with; the handler sets it.
+	Status int
+	// Answered is set by the store once a transaction that stored the response committed.
+	Answered bool
 }
 
-// BlobStore keeps large raw payloads outside the graph, named by their sha256.
+type idempotencyClaimKey struct{}
+
+// WithIdempotencyClaim returns ctx carrying claim.
+func WithIdempotencyClaim(ctx context.Context, claim *IdempotencyClaim) context.Context {
+	return context.WithValue(ctx, idempotencyClaimKey{}, claim)
+}
+
+// IdempotencyClaimOf returns the claim ctx carries, or nil.
+func IdempotencyClaimOf(ctx context.Context) *IdempotencyClaim {
+	c, _ := ctx.Value(idempotencyClaimKey{}).(*IdempotencyClaim)
+	return c
+}
+
+// IdempotencyStore keeps the first response of each keyed write.
+type IdempotencyStore interface {
+	// ClaimIdempotencyKey reserves key for a request and returns its claim; or it returns
+	// the stored response when the key was completed. KindConflict when a request with the
+	// key is still in flight or the key was used for another request; KindNotFound when
+	// what the first request created has since been deleted.
+	ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (*IdempotencyClaim, IdempotentResponse, error)
+	// CompleteIdempotencyKey stores the response of a claimed request whose write did not
+	// store it (a request that writes nothing). KindConflict when the claim was taken over.
+	CompleteIdempotencyKey(ctx context.Context, claim *IdempotencyClaim, resp IdempotentResponse) error
+	// ReleaseIdempotencyKey frees a key whose request failed, so that a retry runs again;
+	// while Neo4j does not answer, it keeps trying in the background.
+	ReleaseIdempotencyKey(ctx context.Context, claim *IdempotencyClaim)
+}
+
+// BlobStore keeps large raw payloads outside the graph, named by their sha256. Payloads
+// are shared by content across accounts, so a payload may be removed only when no record
+// references it and no write that is about to reference it holds a claim on it.
 type BlobStore interface {
-	// Put stores data and returns its reference ("sha256:<hex>"); storing the same bytes
-	// twice is a no-op.
-	Put(ctx context.Context, data []byte) (string, error)
+	// Put stores data and returns its reference ("sha256:<hex>") with a claim on it that
+	// lasts until release is called: the writer calls release once the graph write that
+	// references the payload has committed or failed. Storing the same bytes twice writes
+	// them once. Kinds: unavailable.
+	Put(ctx context.Context, data []byte) (ref string, release func(), err error)
 	// Get reads the payload of ref and verifies its hash (KindInternal on mismatch,
 	// KindNotFound when missing).
 	Get(ctx context.Context, ref string) ([]byte, error)
-	// Delete removes the payload of ref; a missing payload is not an error.
-	Delete(ctx context.Context, ref string) error
+	// Remove deletes those of refs that no claim holds and that unreferenced reports
+	// unreferenced. unreferenced runs while the payloads are locked against Put, so a write
+	// cannot claim one between the check and the removal. Kinds: those of unreferenced,
+	// unavailable.
+	Remove(ctx context.Context, refs []string, unreferenced func(ctx context.Context, refs []string) ([]string, error)) error
+	// Refs lists the references of every stored payload, and removes what a crashed writer
+	// left behind (temporary files and claims older than the store's stale age). Kinds:
+	// unavailable.
+	Refs(ctx context.Context) ([]string, error)
 }
 
 // Pinger reports whether the database answers.

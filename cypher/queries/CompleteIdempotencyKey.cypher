@@ -1,4 +1,10 @@
 // name: CompleteIdempotencyKey
-// Stores the first response of a keyed request.
+// Stores the first response of a keyed request, in the transaction of the write it answers,
+// while the request still holds the key ($claim): returns nothing when a retry took it over,
+// and the write then fails with it. conversationId and artifactId name what the response
+// carries data of, so that deleting them erases it.
 MATCH (k:IdempotencyKey {id: $id, accountId: $accountId})
-SET k.state = 'done', k.status = $status, k.body = $body, k.completedAt = $now
+WHERE k.claim = $claim AND k.state = 'pending'
+SET k.state = 'done', k.status = $status, k.body = $body, k.completedAt = $now,
+    k.conversationId = $conversationId, k.artifactId = $artifactId
+RETURN k.id AS id

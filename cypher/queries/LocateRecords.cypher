@@ -1,6 +1,6 @@
 // name: LocateRecords
 // Where each of the given ids lives: its label, conversation, branch and seq. Ids of other
-// accounts are not found.
+// accounts, and records of a conversation that is being deleted, are not found.
 UNWIND $ids AS id
 CALL (id) {
   MATCH (n:Message {id: id, accountId: $accountId}) RETURN n, 'Message' AS label
@@ -13,4 +13,6 @@ CALL (id) {
   UNION MATCH (n:Checkpoint {id: id, accountId: $accountId}) RETURN n, 'Checkpoint' AS label
   UNION MATCH (n:SkillState {id: id, accountId: $accountId}) RETURN n, 'SkillState' AS label
 }
+WITH id, label, n
+WHERE EXISTS { MATCH (cv:Conversation {id: n.conversationId}) WHERE cv.deletedAt IS NULL }
 RETURN id, label, n

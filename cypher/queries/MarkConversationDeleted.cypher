@@ -3,7 +3,9 @@
 // answer 404 from now on) and delete its branches and participants, so that no write can
 // land in it while the rest is deleted in batches. Returns nothing for an unknown
 // conversation; a conversation already marked is marked again (its branches may be gone
-// already), so an interrupted deletion is finished by deleting it again.
+// already), so an interrupted deletion is finished by deleting it again. The stored
+// idempotent responses of the conversation's writes are erased: a replay answers 404, never
+// the deleted content.
 MATCH (c:Conversation {id: $id, accountId: $accountId})
 SET c.deletedAt = coalesce(c.deletedAt, $recordedAt)
 WITH c
@@ -15,5 +17,10 @@ CALL (c) {
   WITH collect(n) AS nodes
   FOREACH (n IN nodes | DETACH DELETE n)
   RETURN size(nodes) AS removed
+}
+CALL (c) {
+  MATCH (k:IdempotencyKey {conversationId: c.id})
+  SET k.state = 'erased', k.erasedAt = $recordedAt
+  REMOVE k.body
 }
 RETURN c.id AS id

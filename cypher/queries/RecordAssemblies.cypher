@@ -27,6 +27,7 @@
 UNWIND $rows AS asm
 CALL (asm) {
   MATCH (c:Conversation {id: asm.conversationId, accountId: $accountId})
+  WHERE c.deletedAt IS NULL
   CREATE (a:ContextAssembly {id: asm.id, accountId: $accountId, conversationId: c.id, branchId: asm.branchId,
                              participantId: asm.participantId, runId: asm.runId, runtimeKind: asm.runtimeKind,
                              provider: asm.provider, model: asm.model, tokenBudget: asm.tokenBudget,

@@ -41,6 +41,6 @@ CALL (row) {
                           toolVersion: row.toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
                           rev: rev, createdAt: row.createdAt, recordedAt: row.recordedAt})
   CREATE (t)-[:PRODUCED]->(a)
-  RETURN a.id AS id
+  RETURN a.id AS id, a.conversationId AS conversationId
 }
-RETURN row.i AS i, id
+RETURN row.i AS i, id, conversationId
