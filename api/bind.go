@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/labstack/echo/v4"
@@ -45,6 +47,9 @@ func (s *Server) bind(c echo.Context, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
+	if !utf8.Valid(body) {
+		return invalidUTF8(body)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
@@ -65,8 +70,12 @@ func decodeError(err error) error {
 		if field == "" {
 			return &httpError{status: http.StatusBadRequest, message: "the body must be a JSON object"}
 		}
+		want, got := jsonTypeName(typeErr.Type), jsonValueName(typeErr.Value)
+		if want == "an integer" && got == "a number" {
+			return &httpError{status: http.StatusBadRequest, field: field, message: field + " must be an integer"}
+		}
 		return &httpError{status: http.StatusBadRequest, field: field,
-			message: fmt.Sprintf("%s must be %s, not %s", field, jsonTypeName(typeErr.Type), typeErr.Value)}
+			message: fmt.Sprintf("%s must be %s, not %s", field, want, got)}
 	}
 	var syntaxErr *json.SyntaxError
 	if errors.As(err, &syntaxErr) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -81,7 +90,9 @@ func jsonTypeName(t reflect.Type) string {
 		return "a string"
 	case reflect.Bool:
 		return "a boolean"
-	case reflect.Int, reflect.Int64, reflect.Float64, reflect.Float32:
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
 		return "a number"
 	case reflect.Slice:
 		return "an array"
@@ -93,6 +104,113 @@ func jsonTypeName(t reflect.Type) string {
 	return t.String()
 }
 
+// jsonValueName names the JSON value json.UnmarshalTypeError describes: "number", "number
+// 1e4", "string", "bool", "array" or "object".
+func jsonValueName(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "number":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	}
+	return v
+}
+
+// invalidUTF8 answers a body that is not valid UTF-8, naming the field whose string holds
+// the first invalid byte. JSON decoding would replace such bytes with U+FFFD; ctxgraph
+// stores what the client sent or nothing.
+func invalidUTF8(body []byte) error {
+	bad := len(body)
+	for i := 0; i < len(body); {
+		r, size := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && size <= 1 {
+			bad = i
+			break
+		}
+		i += size
+	}
+	if field := fieldAt(body, bad); field != "" {
+		return &httpError{status: http.StatusBadRequest, field: field, message: field + " must be valid UTF-8"}
+	}
+	return &httpError{status: http.StatusBadRequest, message: "the body must be valid UTF-8"}
+}
+
+// fieldAt returns the path, as validation errors name it (memories[0].summary), of the
+// value of body that spans byte offset off, or "" when the body cannot be walked to it.
+func fieldAt(body []byte, off int) string {
+	type level struct {
+		object bool
+		key    string
+		index  int
+		// wantKey is true in an object when the next string token is a key.
+		wantKey bool
+	}
+	var stack []level
+	path := func() string {
+		var b strings.Builder
+		for i, l := range stack {
+			if l.object {
+				if i > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(l.key)
+			} else {
+				b.WriteString("[" + strconv.Itoa(l.index) + "]")
+			}
+		}
+		return b.String()
+	}
+	// afterValue moves the innermost level on once one of its values is complete.
+	afterValue := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		end := int(dec.InputOffset())
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, level{object: true, wantKey: true})
+			case '[':
+				stack = append(stack, level{})
+			default:
+				stack = stack[:len(stack)-1]
+				afterValue()
+			}
+			continue
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+				stack[n-1].key, stack[n-1].wantKey = v, false
+				if off < end {
+					return path()
+				}
+				continue
+			}
+		}
+		if off < end {
+			return path()
+		}
+		afterValue()
+	}
+}
 func validationError(err error) error {
 	var verrs validator.ValidationErrors
 	if !errors.As(err, &verrs) || len(verrs) == 0 {
@@ -113,11 +231,18 @@ func describeRule(field string, fe validator.FieldError) string {
 	case "oneof":
 		return fmt.Sprintf("%s must be one of: %s", field, strings.ReplaceAll(fe.Param(), " ", ", "))
 	case "max":
-		return fmt.Sprintf("%s must be at most %s long", field, fe.Param())
+		if fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
+			return fmt.Sprintf("%s must have at most %s entries", field, fe.Param())
+		}
+		return fmt.Sprintf("%s must be at most %s characters long", field, fe.Param())
 	case "min":
 		return fmt.Sprintf("%s must have at least %s", field, fe.Param())
-	case "gte", "lte":
-		return fmt.Sprintf("%s must be between 0 and 1", field)
+	case "maxbytes":
+		return fmt.Sprintf("%s must be at most %s bytes", field, fe.Param())
+	case "gte":
+		return fmt.Sprintf("%s must be at least %s", field, fe.Param())
+	case "lte":
+		return fmt.Sprintf("%s must be at most %s", field, fe.Param())
 	case "datetime":
 		return field + " must be an RFC 3339 time, such as 2026-11-20T12:00:00Z"
 	case "privacyclass":

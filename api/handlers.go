@@ -72,8 +72,8 @@ func (s *Server) addParticipant(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.AddParticipant(ctx, accountOf(c), model.NewParticipant{
-		ConversationID: c.Param("id"), Kind: req.Kind, Name: req.Name, Provider: req.Provider, Model: req.Model, At: timeOf(req.At),
-	})
+			ConversationID: c.Param("id"), Kind: req.Kind, Name: req.Name, Provider: req.Provider, Model: req.Model, At: timeOf(req.At),
+		})
 	})
 }
 
@@ -84,9 +84,9 @@ func (s *Server) forkBranch(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.ForkBranch(ctx, accountOf(c), model.NewBranch{
-		ConversationID: c.Param("id"), ParentBranchID: req.ParentBranchID, ForkAfterMessageID: req.ForkAfterMessageID,
-		Name: req.Name, At: timeOf(req.At),
-	})
+			ConversationID: c.Param("id"), ParentBranchID: req.ParentBranchID, ForkAfterMessageID: req.ForkAfterMessageID,
+			Name: req.Name, At: timeOf(req.At),
+		})
 	})
 }
 
@@ -97,9 +97,9 @@ func (s *Server) appendMessage(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.AppendMessage(ctx, accountOf(c), model.NewMessage{
-		BranchID: c.Param("id"), Role: req.Role, Content: req.Content, ParticipantID: req.ParticipantID, RunID: req.RunID,
-		ParentMessageIDs: req.ParentMessageIDs, Visibility: req.Visibility, At: timeOf(req.At),
-	})
+			BranchID: c.Param("id"), Role: req.Role, Content: req.Content, ParticipantID: req.ParticipantID, RunID: req.RunID,
+			ParentMessageIDs: req.ParentMessageIDs, Visibility: req.Visibility, At: timeOf(req.At),
+		})
 	})
 }
 
@@ -118,10 +118,10 @@ func (s *Server) startRun(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.StartRun(ctx, accountOf(c), model.NewRun{
-		BranchID: c.Param("id"), ParticipantID: req.ParticipantID, RuntimeKind: req.RuntimeKind,
-		TriggerMessageID: req.TriggerMessageID, ParentRunID: req.ParentRunID, Provider: req.Provider, Model: req.Model,
-		At: timeOf(req.At),
-	})
+			BranchID: c.Param("id"), ParticipantID: req.ParticipantID, RuntimeKind: req.RuntimeKind,
+			TriggerMessageID: req.TriggerMessageID, ParentRunID: req.ParentRunID, Provider: req.Provider, Model: req.Model,
+			At: timeOf(req.At),
+		})
 	})
 }
 
@@ -154,8 +154,8 @@ func (s *Server) requestToolCall(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.RequestToolCall(ctx, accountOf(c), model.NewToolCall{
-		RunID: c.Param("id"), Tool: req.Tool, Arguments: args, CallID: req.CallID, RetryOf: req.RetryOf, At: timeOf(req.At),
-	})
+			RunID: c.Param("id"), Tool: req.Tool, Arguments: args, CallID: req.CallID, RetryOf: req.RetryOf, At: timeOf(req.At),
+		})
 	})
 }
 
@@ -256,9 +256,9 @@ func (s *Server) recordSkills(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.RecordSkills(ctx, accountOf(c), model.NewSkillState{
-		RunID: c.Param("id"), LoadedSkills: req.LoadedSkills, ActiveProfiles: req.ActiveProfiles, DirectTools: req.DirectTools,
-		At: timeOf(req.At),
-	})
+			RunID: c.Param("id"), LoadedSkills: req.LoadedSkills, ActiveProfiles: req.ActiveProfiles, DirectTools: req.DirectTools,
+			At: timeOf(req.At),
+		})
 	})
 }
 
@@ -272,8 +272,8 @@ func (s *Server) recordCheckpoint(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.RecordCheckpoint(ctx, accountOf(c), model.NewCheckpoint{
-		RunID: c.Param("id"), State: req.State, AssemblyID: req.AssemblyID, At: timeOf(req.At),
-	})
+			RunID: c.Param("id"), State: req.State, AssemblyID: req.AssemblyID, At: timeOf(req.At),
+		})
 	})
 }
 
@@ -284,8 +284,8 @@ func (s *Server) promote(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.Promote(ctx, accountOf(c), model.NewPromotion{
-		RunID: c.Param("id"), ToolCallIDs: req.ToolCallIDs, ArtifactIDs: req.ArtifactIDs, MemoryIDs: req.MemoryIDs,
-		Report: req.Report, At: timeOf(req.At),
-	})
+			RunID: c.Param("id"), ToolCallIDs: req.ToolCallIDs, ArtifactIDs: req.ArtifactIDs, MemoryIDs: req.MemoryIDs,
+			Report: req.Report, At: timeOf(req.At),
+		})
 	})
 }

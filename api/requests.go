@@ -29,7 +29,7 @@ type forkBranchRequest struct {
 
 type appendMessageRequest struct {
 	Role             string   `json:"role" validate:"required,oneof=user assistant system"`
-	Content          string   `json:"content" validate:"required_unless=Role assistant"`
+	Content          string   `json:"content" validate:"required_unless=Role assistant,maxbytes=1048576"`
 	ParticipantID    string   `json:"participantId" validate:"max=100"`
 	RunID            string   `json:"runId" validate:"max=100"`
 	ParentMessageIDs []string `json:"parentMessageIds" validate:"omitempty,max=100,dive,required,max=100"`
@@ -54,7 +54,7 @@ type finishRunRequest struct {
 
 type toolCallRequest struct {
 	Tool      string          `json:"tool" validate:"required,max=200"`
-	Arguments json.RawMessage `json:"arguments"`
+	Arguments json.RawMessage `json:"arguments" validate:"maxbytes=1048576"`
 	CallID    string          `json:"callId" validate:"max=200"`
 	RetryOf   string          `json:"retryOf" validate:"max=100"`
 	At        string          `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/go-playground/validator/v10"
@@ -23,6 +24,11 @@ var openAPISpec []byte
 
 // DefaultMaxBody is the largest request body accepted unless configured otherwise.
 const DefaultMaxBody = "16M"
+
+// MaxFieldBytes is the most a message's content or a tool call's arguments may hold (the
+// maxbytes rule of their request fields): both are stored on graph nodes and sent to models
+// as they are. Large payloads belong in tool results, which go to the blob store.
+const MaxFieldBytes = 1 << 20
 
 // Config wires the server to its services.
 type Config struct {
@@ -63,6 +69,11 @@ func New(cfg Config) *Server {
 	privacyClass := regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	_ = s.validate.RegisterValidation("privacyclass", func(fl validator.FieldLevel) bool {
 		return privacyClass.MatchString(fl.Field().String())
+	})
+	// maxbytes bounds a string or a raw JSON value by its size in bytes, not characters.
+	_ = s.validate.RegisterValidation("maxbytes", func(fl validator.FieldLevel) bool {
+		limit, err := strconv.Atoi(fl.Param())
+		return err == nil && fl.Field().Len() <= limit
 	})
 	maxBody := cfg.MaxBody
 	if maxBody == "" {
@@ -112,6 +123,25 @@ func New(cfg Config) *Server {
 	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
 	v1(http.MethodGet, "/policies", s.policies)
 	return s
+}
+
+// Timeouts bound how long one connection may hold the server: ReadHeader for the request
+// line and headers, Read for the whole request with its body (a body trickled in slower is
+// cut there), Write from the end of the headers to the end of the response, and Idle
+// between the requests of a kept-alive connection. Zero leaves a bound off.
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+}
+
+// DefaultTimeouts are the bounds used unless configured otherwise.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: time.Minute, Idle: 2 * time.Minute}
+
+// HTTPServer returns an http.Server serving s on addr under the timeouts t.
+func (s *Server) HTTPServer(addr string, t Timeouts) *http.Server {
+	return &http.Server{
+		Addr: addr, Handler: s,
+		ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read, WriteTimeout: t.Write, IdleTimeout: t.Idle,
+	}
 }
 
 // ServeHTTP serves one request.

@@ -47,6 +47,20 @@ type groupCommit struct {
 	writers int
 }
 
+// QueuedRows returns how many rows wait for a batch of the named statement
+// (RecordAssemblies, RequestToolCall or RecordToolResult), for tests that must know that
+// requests have queued behind the batches being written.
+func (s *Store) QueuedRows(statement string) int {
+	for _, g := range []*groupCommit{&s.assemblyRecords, &s.toolCalls, &s.toolResults} {
+		if g.statement == statement {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			return len(g.queue)
+		}
+	}
+	return 0
+}
+
 // pendingRow is one request's row waiting for its batch.
 type pendingRow struct {
 	ctx       context.Context

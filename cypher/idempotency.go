@@ -35,6 +35,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		"claim": claim.Claim, "now": s.Now(), "staleBefore": s.Now().Add(-staleClaim),
 	})
 	if err != nil {
+		// The claim may have committed with its answer lost on the way back: release it once
+		// Neo4j answers again, so that the client's retry is not held off until the claim is
+		// stale. Neo4j has just failed to answer, so the first try is not made now.
+		go s.releaseUntilStale(context.WithoutCancel(ctx), claim)
 		return nil, model.IdempotentResponse{}, err
 	}
 	k := nodeProps(rec, "k")
@@ -103,23 +107,27 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim *model.Idempot
 // Neo4j does not answer, the release is tried again every second until it succeeds or the
 // claim would be stale anyway, so that the client's retry does not wait for staleness.
 func (s *Store) ReleaseIdempotencyKey(ctx context.Context, claim *model.IdempotencyClaim) {
-	release := func(ctx context.Context) error {
-		_, err := single(ctx, s, neo4j.AccessModeWrite, "ReleaseIdempotencyKey", map[string]any{
-			"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
-		})
-		return err
-	}
 	ctx = context.WithoutCancel(ctx)
-	if release(ctx) == nil {
-		return
+	if s.release(ctx, claim) != nil {
+		go s.releaseUntilStale(ctx, claim)
 	}
-	go func() {
-		deadline := time.Now().Add(staleClaim)
-		for time.Now().Before(deadline) {
-			time.Sleep(releaseRetryEvery)
-			if release(ctx) == nil {
-				return
-			}
+}
+
+func (s *Store) release(ctx context.Context, claim *model.IdempotencyClaim) error {
+	_, err := single(ctx, s, neo4j.AccessModeWrite, "ReleaseIdempotencyKey", map[string]any{
+		"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
+	})
+	return err
+}
+
+// releaseUntilStale tries to release claim every releaseRetryEvery until it succeeds or the
+// claim would be stale anyway.
+func (s *Store) releaseUntilStale(ctx context.Context, claim *model.IdempotencyClaim) {
+	deadline := time.Now().Add(staleClaim)
+	for time.Now().Before(deadline) {
+		time.Sleep(releaseRetryEvery)
+		if s.release(ctx, claim) == nil {
+			return
 		}
-	}()
+	}
 }

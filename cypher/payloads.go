@@ -68,14 +68,19 @@ func (s *Store) restore(ctx context.Context, p props, inlineKey, refKey, shaKey 
 // settle ends the write of p: it releases the payload's claim and, when the write failed
 // (err), removes the blob unless a record holds the same content, so that a failed request
 // leaves no payload behind. It returns err. The removal outlives the request's context,
-// which may be why the write failed; when it cannot run (Neo4j is away), the blob sweeper
-// takes it up later.
+// which may be why the write failed; when Neo4j is away, the blob sweeper takes it up once
+// Neo4j is back.
 func (s *Store) settle(ctx context.Context, err error, p payload) error {
 	if p.release == nil {
 		return err
 	}
 	p.release()
-	if err != nil {
+	switch {
+	case err != nil && model.KindOf(err) == model.KindUnavailable && ctx.Err() == nil:
+		// Neo4j has just failed to answer (not the request ending): the sweeper checks the
+		// blob once it does.
+		s.blobRetry.add([]string{p.ref.(string)})
+	case err != nil:
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
 		defer cancel()
 		s.removeBlobs(ctx, []string{p.ref.(string)})

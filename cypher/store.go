@@ -18,9 +18,21 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// retryTime is how long a transaction is retried on transient failures (the driver's
+// retryTime is how long a transaction is retried on transient failures (retrying; the driver's
 // MaxTransactionRetryTime, and single's own loop).
 const retryTime = 3 * time.Second
+
+// lockRetryTime is how long a transaction is retried while it keeps losing lock conflicts:
+// Neo4j breaks a deadlock by failing one of its transactions, which then runs again. Writes
+// to one dense node (a branch with many records, racing its conversation's deletion) can
+// lose several times in a row, each time after waiting for the locks it lost on, so the
+// budget is longer than retryTime, which bounds waiting for an unreachable Neo4j.
+const lockRetryTime = 15 * time.Second
+
+// maxRetryDelay bounds the wait between two attempts of a transaction: a lost lock conflict
+// is usually won a few milliseconds later, and a transaction that loses many in a row (a
+// conversation's deletion racing its writers) keeps trying until lockRetryTime.
+const maxRetryDelay = 250 * time.Millisecond
 
 // DefaultInlineLimit is the payload size above which raw arguments and results go to the
 // blob store instead of the graph (DESIGN §2: 64 KiB by default).
@@ -256,37 +268,76 @@ func statement(ctx context.Context, s *Store, mode neo4j.AccessMode, name string
 	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
 	defer session.Close(ctx)
 	start := time.Now()
-	for delay := 10 * time.Millisecond; ; delay *= 2 {
+	recs, err := retrying(ctx, mode, func() ([]*neo4j.Record, bool, error) {
 		t := &tx{ctx: ctx, inner: autoCommit{session}, store: s, write: mode == neo4j.AccessModeWrite}
 		recs, err := t.run(name, params)
+		return recs, true, err
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	coverage.transaction(name, time.Since(start))
+	return recs, nil
+}
+
+// retrying runs attempt until it succeeds, or fails in a way that may not be retried
+// (retrySafe; attempt reports whether a write's failure is ambiguous, that is, whether it
+// may have come after the write committed), or the retry budget is spent: retryTime, or lockRetryTime while the attempts
+// lose lock conflicts. Between attempts it backs off from 10 ms, doubling up to
+// maxRetryDelay, with jitter.
+func retrying[T any](ctx context.Context, mode neo4j.AccessMode, attempt func() (T, bool, error)) (T, error) {
+	start := time.Now()
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, maxRetryDelay) {
+		out, ambiguous, err := attempt()
 		if err == nil {
-			coverage.transaction(name, time.Since(start))
-			return recs, nil
+			return out, nil
 		}
+		var zero T
 		wait := delay/2 + time.Duration(rand.Int64N(int64(delay)))
-		if !retrySafe(mode, err) || time.Since(start)+wait > retryTime {
-			return nil, translate(err)
+		budget := retryTime
+		if lockConflict(err) {
+			budget = lockRetryTime
+		}
+		if !retrySafe(mode, err, ambiguous) || time.Since(start)+wait > budget {
+			return zero, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, translate(err)
+			return zero, err
 		case <-time.After(wait):
 		}
 	}
 }
 
-// retrySafe says whether an auto-commit statement that failed with err may run again. A read
-// may whenever the driver calls the failure transient. A write may only when Neo4j reported
-// a transient failure (a deadlock, a lock timeout: the transaction was rolled back): a write
-// whose connection failed may have committed, and running it again would answer a conflict
-// for a write that happened, so it fails as unavailable and the client retries, with its
-// Idempotency-Key.
-func retrySafe(mode neo4j.AccessMode, err error) bool {
+// retrySafe says whether a transaction that failed with err may run again. A read may
+// whenever the driver calls the failure transient. A write may when Neo4j reported a
+// transient failure (a deadlock, a lock timeout: the transaction was rolled back), or when
+// its connection failed before it could have committed (not ambiguous: a transaction that
+// never reached COMMIT is rolled back with its connection). A write whose connection failed
+// at or after COMMIT may have committed, and running it again would answer a conflict for a
+// write that happened, so it fails as unavailable and the client retries, with its
+// Idempotency-Key. An auto-commit statement commits as it runs, so each of its failures is
+// ambiguous.
+func retrySafe(mode neo4j.AccessMode, err error, ambiguous bool) bool {
 	if mode != neo4j.AccessModeWrite {
 		return neo4j.IsRetryable(err)
 	}
 	var n4j *neo4j.Neo4jError
-	return errors.As(err, &n4j) && (n4j.IsRetriableTransient() || n4j.IsRetriableCluster())
+	if errors.As(err, &n4j) {
+		return n4j.IsRetriableTransient() || n4j.IsRetriableCluster()
+	}
+	return !ambiguous && neo4j.IsRetryable(err)
+}
+
+// lockConflict reports whether err, or the last failure of the driver's retries that err
+// reports, is Neo4j failing the transaction to break a deadlock.
+func lockConflict(err error) bool {
+	var limit *neo4j.TransactionExecutionLimit
+	if errors.As(err, &limit) && len(limit.Errors) > 0 {
+		err = limit.Errors[len(limit.Errors)-1]
+	}
+	var n4j *neo4j.Neo4jError
+	return errors.As(err, &n4j) && n4j.Code == "Neo.TransientError.Transaction.DeadlockDetected"
 }
 
 // readSingle runs a read operation that is one statement (single).
@@ -304,21 +355,26 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 	defer session.Close(ctx)
 	var first string
 	var answered bool
-	fn := func(inner neo4j.ManagedTransaction) (T, error) {
-		t := &tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite}
-		defer func() { first, answered = t.first, t.answered }()
-		return work(t)
-	}
-	var (
-		out T
-		err error
-	)
 	start := time.Now()
-	if mode == neo4j.AccessModeWrite {
-		out, err = neo4j.ExecuteWrite(ctx, session, fn)
-	} else {
-		out, err = neo4j.ExecuteRead(ctx, session, fn)
-	}
+	out, err := retrying(ctx, mode, func() (T, bool, error) {
+		var zero T
+		inner, err := session.BeginTransaction(ctx)
+		if err != nil {
+			return zero, false, err
+		}
+		defer inner.Close(ctx)
+		t := &tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite}
+		out, err := work(t)
+		first, answered = t.first, t.answered
+		if err != nil {
+			_ = inner.Rollback(ctx)
+			return zero, false, err
+		}
+		if err := inner.Commit(ctx); err != nil {
+			return zero, true, err
+		}
+		return out, false, nil
+	})
 	if first != "" {
 		coverage.transaction(first, time.Since(start))
 	}

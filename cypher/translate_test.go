@@ -28,26 +28,40 @@ func TestTranslateSaysWhyRetriesRanOut(t *testing.T) {
 	}
 }
 
-func TestAutoCommitRetriesOnlyWhatWasRolledBack(t *testing.T) {
+func TestRetriesOnlyWhatWasRolledBack(t *testing.T) {
 	deadlock := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected", Msg: "deadlock"}
 	constraint := &neo4j.Neo4jError{Code: "Neo.ClientError.Schema.ConstraintValidationFailed", Msg: "exists"}
 	lost := &neo4j.ConnectivityError{}
 	cases := []struct {
-		name string
-		mode neo4j.AccessMode
-		err  error
-		want bool
+		name      string
+		mode      neo4j.AccessMode
+		err       error
+		ambiguous bool
+		want      bool
 	}{
-		{"read, lost connection", neo4j.AccessModeRead, lost, true},
-		{"read, deadlock", neo4j.AccessModeRead, deadlock, true},
-		{"read, constraint", neo4j.AccessModeRead, constraint, false},
-		{"write, deadlock", neo4j.AccessModeWrite, deadlock, true},
-		{"write, lost connection (may have committed)", neo4j.AccessModeWrite, lost, false},
-		{"write, constraint", neo4j.AccessModeWrite, constraint, false},
+		{"read, lost connection", neo4j.AccessModeRead, lost, true, true},
+		{"read, deadlock", neo4j.AccessModeRead, deadlock, false, true},
+		{"read, constraint", neo4j.AccessModeRead, constraint, false, false},
+		{"write, deadlock", neo4j.AccessModeWrite, deadlock, true, true},
+		{"write, lost connection at commit (may have committed)", neo4j.AccessModeWrite, lost, true, false},
+		{"write, lost connection before commit", neo4j.AccessModeWrite, lost, false, true},
+		{"write, constraint", neo4j.AccessModeWrite, constraint, false, false},
+		{"write, constraint before commit", neo4j.AccessModeWrite, constraint, true, false},
 	}
 	for _, tc := range cases {
-		if got := retrySafe(tc.mode, tc.err); got != tc.want {
+		if got := retrySafe(tc.mode, tc.err, tc.ambiguous); got != tc.want {
 			t.Errorf("%s: got retry %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestLockConflictSeesThroughTheDriversRetries(t *testing.T) {
+	deadlock := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected", Msg: "deadlock"}
+	timeout := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.LockAcquisitionTimeout", Msg: "timeout"}
+	if !lockConflict(deadlock) || !lockConflict(&neo4j.TransactionExecutionLimit{Errors: []error{timeout, deadlock}}) {
+		t.Error("a deadlock is not seen as a lock conflict")
+	}
+	if lockConflict(timeout) || lockConflict(&neo4j.TransactionExecutionLimit{Errors: []error{deadlock, timeout}}) || lockConflict(&neo4j.ConnectivityError{}) {
+		t.Error("a failure other than a deadlock is seen as a lock conflict")
 	}
 }

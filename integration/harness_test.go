@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
@@ -124,6 +127,8 @@ func newHarnessWith(t *testing.T, store *cypher.Store, maxBody string) *harness 
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
 		Assembler: h.asm, Assemblies: store,
 		Keys: map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
+		// The cause of a 500 is logged, never sent: the test's log shows it.
+		Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
 	})
 	return h
 }
@@ -255,6 +260,26 @@ func (h *harness) waitReady(within time.Duration) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// waitUntil polls cond until it holds, for at most 10 s: the signal a test waits for
+// instead of sleeping for a time it guesses is long enough.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// blockedOnLocks returns how many of account's transactions wait for another's locks.
+func blockedOnLocks(t *testing.T, account string) int64 {
+	t.Helper()
+	return cypherCount(t, `SHOW TRANSACTIONS YIELD status, parameters
+		WHERE status STARTS WITH 'Blocked' AND parameters.accountId = $account RETURN count(*)`, map[string]any{"account": account})
 }
 
 // statementGate holds the first runs of one statement inside their write transactions,

@@ -4,7 +4,10 @@
 // Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
 // NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
 // CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_RECORD_CACHE for how many
-// records the assembler keeps cached (0: off).
+// records the assembler keeps cached (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
+// CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
+// a connection (Go durations such as 30s; 0 turns one off), and CTXGRAPH_BLOB_SWEEP_INTERVAL
+// for how often blobs that no record references are removed.
 package main
 
 import (
@@ -68,13 +71,23 @@ type Main struct {
 	// RecordCache is how many records the assembler keeps cached (CTXGRAPH_RECORD_CACHE);
 	// 0 turns the cache off.
 	RecordCache int
+	// Timeouts bound each connection (CTXGRAPH_*_TIMEOUT).
+	Timeouts api.Timeouts
+	// BlobSweep is how often the blob store is swept of blobs no record references
+	// (CTXGRAPH_BLOB_SWEEP_INTERVAL); it is also swept at start.
+	BlobSweep time.Duration
 	// DevKey is set when no keys were configured and a development key was made.
 	DevKey string
 
-	log    *zap.Logger
-	store  *cypher.Store
-	server *http.Server
+	log         *zap.Logger
+	store       *cypher.Store
+	server      *http.Server
+	stopSweeper context.CancelFunc
+	swept       chan struct{}
 }
+
+// DefaultBlobSweep is how often the blob store is swept unless configured otherwise.
+const DefaultBlobSweep = time.Hour
 
 // ParseEnv reads the configuration.
 func (m *Main) ParseEnv(getenv func(string) string) error {
@@ -93,6 +106,22 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		}
 		m.RecordCache = n
 	}
+	m.Timeouts = api.DefaultTimeouts
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"CTXGRAPH_READ_HEADER_TIMEOUT", &m.Timeouts.ReadHeader}, {"CTXGRAPH_READ_TIMEOUT", &m.Timeouts.Read},
+		{"CTXGRAPH_WRITE_TIMEOUT", &m.Timeouts.Write}, {"CTXGRAPH_IDLE_TIMEOUT", &m.Timeouts.Idle},
+	} {
+		if err := parseDuration(getenv, d.name, d.dst, true); err != nil {
+			return err
+		}
+	}
+	m.BlobSweep = DefaultBlobSweep
+	if err := parseDuration(getenv, "CTXGRAPH_BLOB_SWEEP_INTERVAL", &m.BlobSweep, false); err != nil {
+		return err
+	}
 	keys, err := ParseAPIKeys(getenv("CTXGRAPH_API_KEYS"))
 	if err != nil {
 		return err
@@ -106,6 +135,24 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		m.DevKey = key
 	}
 	m.Keys = keys
+	return nil
+}
+
+// parseDuration reads the Go duration in the variable name into dst, leaving dst as it is
+// when the variable is unset; zero is accepted only when zeroOff.
+func parseDuration(getenv func(string) string, name string, dst *time.Duration, zeroOff bool) error {
+	v := getenv(name)
+	if v == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || (d == 0 && !zeroOff) {
+		if zeroOff {
+			return model.Invalid(name, "%s: %q is not a duration such as 30s (0 turns it off)", name, v)
+		}
+		return model.Invalid(name, "%s: %q is not a positive duration such as 1h", name, v)
+	}
+	*dst = d
 	return nil
 }
 
@@ -172,11 +219,17 @@ func (m *Main) Run(ctx context.Context) error {
 		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: assembly.NewService(m.store), Assemblies: m.store,
 		Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
 	})
-	m.server = &http.Server{Addr: m.Addr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	m.server = srv.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
 		return err
 	}
+	sweepCtx, stopSweeper := context.WithCancel(context.Background())
+	m.stopSweeper, m.swept = stopSweeper, make(chan struct{})
+	go func() {
+		defer close(m.swept)
+		m.store.RunBlobSweeper(sweepCtx, m.BlobSweep)
+	}()
 	go func() {
 		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("server stopped", zap.Error(err))
@@ -220,6 +273,10 @@ func (m *Main) Close() error {
 	var errs []error
 	if m.server != nil {
 		errs = append(errs, m.server.Shutdown(ctx))
+	}
+	if m.stopSweeper != nil {
+		m.stopSweeper()
+		<-m.swept
 	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close(ctx))

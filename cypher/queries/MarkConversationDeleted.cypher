@@ -6,9 +6,24 @@
 // already), so an interrupted deletion is finished by deleting it again. The stored
 // idempotent responses of the conversation's writes are erased: a replay answers 404, never
 // the deleted content.
+// Locks are taken in the order every writer takes them: the conversation, then each branch
+// (in id order), then each participant, and only then the records that deleting them
+// detaches. A writer locks its branch (or the conversation) before anything else, so it
+// either commits before the mark or waits for it and finds nothing, and never holds a record
+// the mark needs while it waits for one the mark holds (a deadlock).
 MATCH (c:Conversation {id: $id, accountId: $accountId})
 SET c.deletedAt = coalesce(c.deletedAt, $recordedAt)
 WITH c
+CALL (c) {
+  MATCH (n:Branch {conversationId: c.id})
+  WITH n ORDER BY n.id
+  SET n._lock = true REMOVE n._lock
+}
+CALL (c) {
+  MATCH (n:Participant {conversationId: c.id})
+  WITH n ORDER BY n.id
+  SET n._lock = true REMOVE n._lock
+}
 CALL (c) {
   CALL (c) {
     MATCH (n:Branch {conversationId: c.id}) RETURN n

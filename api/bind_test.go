@@ -1,0 +1,75 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func bindBody(t *testing.T, body string, dst any) error {
+	t.Helper()
+	s := New(Config{})
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	return s.bind(s.echo.NewContext(req, httptest.NewRecorder()), dst)
+}
+
+func TestBindNamesFieldAndRule(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		dst        any
+		field, msg string
+	}{
+		{"integer as decimal", `{"branchId":"b","participantId":"p","tokenBudget":31401.0}`, &assemblyRequest{},
+			"tokenBudget", "tokenBudget must be an integer"},
+		{"integer in exponent form", `{"branchId":"b","participantId":"p","tokenBudget":1e4}`, &assemblyRequest{},
+			"tokenBudget", "tokenBudget must be an integer"},
+		{"integer as string", `{"branchId":"b","participantId":"p","tokenBudget":"many"}`, &assemblyRequest{},
+			"tokenBudget", "tokenBudget must be an integer, not a string"},
+		{"upper bound", `{"branchId":"b","participantId":"p","tokenBudget":2000001}`, &assemblyRequest{},
+			"tokenBudget", "tokenBudget must be at most 2000000"},
+		{"lower bound", `{"branchId":"b","participantId":"p","tokenBudget":-1}`, &assemblyRequest{},
+			"tokenBudget", "tokenBudget must be at least 0"},
+		{"fraction bound", `{"status":"succeeded","memories":[{"summary":"s","confidence":1.5}]}`, &toolResultRequest{},
+			"memories[0].confidence", "memories[0].confidence must be at most 1"},
+		{"string as number", `{"role":"user","content":7}`, &appendMessageRequest{},
+			"content", "content must be a string, not a number"},
+		{"invalid UTF-8 in a field", "{\"role\":\"user\",\"content\":\"caf\xe9\"}", &appendMessageRequest{},
+			"content", "content must be valid UTF-8"},
+		{"invalid UTF-8 in a nested field", "{\"status\":\"succeeded\",\"memories\":[{\"summary\":\"ok\"},{\"summary\":\"x\xff\"}]}", &toolResultRequest{},
+			"memories[1].summary", "memories[1].summary must be valid UTF-8"},
+		{"invalid UTF-8 in raw JSON", "{\"tool\":\"search\",\"arguments\":{\"q\":[\"a\",\"\xc3\"]}}", &toolCallRequest{},
+			"arguments.q[1]", "arguments.q[1] must be valid UTF-8"},
+		{"content too large", `{"role":"user","content":"` + strings.Repeat("é", MaxFieldBytes/2) + `x"}`, &appendMessageRequest{},
+			"content", "content must be at most 1048576 bytes"},
+		{"arguments too large", `{"tool":"search","arguments":"` + strings.Repeat("a", MaxFieldBytes) + `"}`, &toolCallRequest{},
+			"arguments", "arguments must be at most 1048576 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := bindBody(t, tc.body, tc.dst)
+			var he *httpError
+			if !errors.As(err, &he) {
+				t.Fatalf("got %v, want a 400 naming %s", err, tc.field)
+			}
+			if he.status != http.StatusBadRequest || he.field != tc.field || he.message != tc.msg {
+				t.Errorf("got %d field %q %q, want 400 field %q %q", he.status, he.field, he.message, tc.field, tc.msg)
+			}
+		})
+	}
+}
+
+func TestBindAcceptsTheLimits(t *testing.T) {
+	content := strings.Repeat("é", MaxFieldBytes/2)
+	var m appendMessageRequest
+	if err := bindBody(t, `{"role":"user","content":"`+content+`"}`, &m); err != nil {
+		t.Fatalf("content of exactly %d bytes: %v", MaxFieldBytes, err)
+	}
+	if m.Content != content {
+		t.Errorf("content changed in binding")
+	}
+	var a assemblyRequest
+	if err := bindBody(t, `{"branchId":"b","participantId":"p","tokenBudget":2000000}`, &a); err != nil || a.TokenBudget != 2000000 {
+		t.Errorf("tokenBudget 2000000: %v, %d", err, a.TokenBudget)
+	}
+}
