@@ -399,7 +399,7 @@ func TestConcurrentAssemblyRecords(t *testing.T) {
 				wg.Add(1)
 				go submit(i)
 			}
-			time.Sleep(300 * time.Millisecond)
+			waitUntil(t, "the records to queue behind the two held", func() bool { return store.QueuedRows("RecordAssemblies") == len(subs)-2 })
 			gate.release()
 			wg.Wait()
 

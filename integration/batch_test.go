@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -51,7 +50,7 @@ func TestConcurrentToolWrites(t *testing.T) {
 				gate.waitHeld()
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
+		waitUntil(t, "the requests to queue behind the two held", func() bool { return store.QueuedRows(statement) == len(requests)-2 })
 		gate.release()
 		wg.Wait()
 		// The two held, then what queued behind them: in one or two batches (one per
@@ -225,7 +224,7 @@ func TestWritesInSeparateTransactionsSeeEachOther(t *testing.T) {
 
 	gate := gateStatements(store)
 	// race runs held, waits until it is held in its transaction, then runs other, lets
-	// held commit after a while and returns both errors.
+	// held commit once other waits for its locks and returns both errors.
 	race := func(statement string, held, other func() error) (error, error) {
 		t.Helper()
 		gate.arm(statement, 1)
@@ -235,7 +234,7 @@ func TestWritesInSeparateTransactionsSeeEachOther(t *testing.T) {
 		go func() { defer wg.Done(); heldErr = held() }()
 		gate.waitHeld()
 		go func() { defer wg.Done(); otherErr = other() }()
-		time.Sleep(300 * time.Millisecond)
+		waitUntil(t, "the other write to wait for the held one's locks", func() bool { return blockedOnLocks(t, h.account) > 0 })
 		gate.release()
 		wg.Wait()
 		return heldErr, otherErr

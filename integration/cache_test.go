@@ -417,13 +417,19 @@ func TestOlderAsOfSharesTheView(t *testing.T) {
 		return out
 	}
 	shared := func() int64 { return sharedStore.RecordCacheStats().SharedViews }
-	// Recorded times come from the server's clock: a pause puts asOf strictly between writes.
-	pause := func() { time.Sleep(20 * time.Millisecond) }
+	// Recorded times come from the server's clock, which is the test's: passed waits until
+	// the clock has passed t, so that what is recorded after it is recorded strictly later.
+	passed := func(t time.Time) time.Time {
+		for {
+			if now := time.Now(); now.After(t) {
+				return now
+			}
+		}
+	}
 
 	assemble(time.Now())
-	pause()
-	asOf := time.Now()
-	pause()
+	asOf := passed(time.Now())
+	passed(asOf)
 	h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+sibling+"/messages",
 		map[string]any{"role": "user", "content": "on the sibling"})
 	before := shared()
@@ -432,7 +438,7 @@ func TestOlderAsOfSharesTheView(t *testing.T) {
 		t.Errorf("as of before a write on a sibling branch: %d shared views, want 1", n)
 	}
 
-	pause()
+	passed(asOf)
 	late := str(h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+w.branch+"/messages",
 		map[string]any{"role": "user", "content": "on the lineage, after asOf"}), "id")
 	if got := includedAs(assemble(time.Now()))[late]; got != "message" {

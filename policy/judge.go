@@ -229,9 +229,10 @@ func judgeCall(v Version, req Request, c *model.Candidate, _ model.Decision) Ver
 		}
 		vd.Decision = include(c, model.AsRecovery, "recovery", rule, "unresolved tool state is protected")
 		vd.Tier, vd.Protected = TierProtected, true
-		// A pending call has no artifact and no privacy class: its arguments came from the
-		// model itself. Otherwise the artifact's class covers the arguments.
-		if c.PrivacyClass != "" && !v.MayReceive(req.Provider, c.PrivacyClass) {
+		// A call with no outcome yet has no privacy class: its arguments came from the model
+		// itself. Once it has an outcome, that artifact's class covers the arguments, and an
+		// outcome with no class fails closed.
+		if (c.PrivacyClass != "" || len(c.ArtifactIDs) > 0) && !v.MayReceive(req.Provider, c.PrivacyClass) {
 			vd.ArgsWithheld = true
 			vd.Decision.Rule += "+privacy.arguments_withheld"
 		}

@@ -389,6 +389,29 @@ func TestJudgeRecovery(t *testing.T) {
 			},
 		},
 		{
+			name: "a recovery call's arguments are withheld from a provider the policy does not know",
+			req:  func(r *Request) { r.Provider = "acme-llm" },
+			cands: []model.Candidate{
+				toolCall("classed", 1, "failed", privacy("public")),
+				toolCall("no-class", 2, "pending"),
+			},
+			want: map[string]want{
+				"classed":  {as: model.AsRecovery, rule: "recovery.unresolved_failed+privacy.arguments_withheld", protected: true, argsWithheld: true},
+				"no-class": {as: model.AsRecovery, rule: "recovery.unresolved_pending", protected: true},
+			},
+		},
+		{
+			name: "a recovery call with an outcome but no class withholds its arguments",
+			cands: []model.Candidate{
+				toolCall("unclassed", 1, "failed", func(c *model.Candidate) { c.ArtifactIDs = []string{"a1"} }),
+				toolCall("deferred", 2, "deferred", func(c *model.Candidate) { c.ArtifactIDs = []string{"a2"} }),
+			},
+			want: map[string]want{
+				"unclassed": {as: model.AsRecovery, rule: "recovery.unresolved_failed+privacy.arguments_withheld", protected: true, argsWithheld: true},
+				"deferred":  {as: model.AsRecovery, rule: "recovery.unresolved_deferred+privacy.arguments_withheld", protected: true, argsWithheld: true},
+			},
+		},
+		{
 			name: "the artifact of a recovery call is a duplicate unless asked for exactly",
 			req:  func(r *Request) { r.ExactArtifactIDs = []string{"a2"} },
 			cands: []model.Candidate{
@@ -494,6 +517,30 @@ func TestJudgeRehydration(t *testing.T) {
 				"a1": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
 				"a2": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
 				"a3": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
+			},
+		},
+		{
+			name: "an exact or current-run artifact is never raw for a provider the policy does not know",
+			req:  func(r *Request) { r.Provider, r.ExactArtifactIDs = "acme-llm", []string{"a1"} },
+			cands: []model.Candidate{
+				artifact("a1", 1, privacy("public")),
+				artifact("a2", 2, privacy("public"), inRun(myRun)),
+			},
+			want: map[string]want{
+				"a1": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
+				"a2": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
+			},
+		},
+		{
+			name: "an exact or current-run artifact with no class is never raw",
+			req:  exact("a1"),
+			cands: []model.Candidate{
+				artifact("a1", 1, privacy("")),
+				artifact("a2", 2, privacy(""), inRun(myRun)),
+			},
+			want: map[string]want{
+				"a1": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
+				"a2": omitted(model.ReasonPrivacy, "privacy.raw_restricted_for_provider"),
 			},
 		},
 		{
@@ -1186,6 +1233,9 @@ func TestJudgeDeterminism(t *testing.T) {
 
 	first := Judge(v, req, cands)
 	second := Judge(v, req, cands)
+	if len(first) != len(cands) || len(second) != len(cands) {
+		t.Fatalf("got %d and %d verdicts for %d candidates, want one each", len(first), len(second), len(cands))
+	}
 	if !reflect.DeepEqual(first, second) {
 		t.Errorf("got different verdicts from two judgments of the same snapshot:\n%+v\n%+v", first, second)
 	}
@@ -1203,10 +1253,17 @@ func TestJudgeDeterminism(t *testing.T) {
 		want string
 	}{{"at now", req, model.AsConflict}, {"two hours later", later, model.AsStaleMarker}} {
 		t.Run(tc.name, func(t *testing.T) {
+			judged := false
 			for _, vd := range Judge(v, tc.req, cands) {
-				if vd.Candidate.ID == "m2" && vd.Decision.As != tc.want {
-					t.Errorf("m2: got as %q, want %q", vd.Decision.As, tc.want)
+				if vd.Candidate.ID == "m2" {
+					judged = true
+					if vd.Decision.As != tc.want {
+						t.Errorf("m2: got as %q, want %q", vd.Decision.As, tc.want)
+					}
 				}
+			}
+			if !judged {
+				t.Error("m2 got no verdict")
 			}
 		})
 	}

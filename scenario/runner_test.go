@@ -122,6 +122,13 @@ func TestParseRejectsMalformedScenarios(t *testing.T) {
 		{"fork without forkAfter", `{"name":"x","branches":[{"key":"main"},{"key":"alt","parent":"main"}]}`, "needs parent and forkAfter"},
 		{"memory without sources", `{"name":"x","events":[{"type":"memory","key":"k","summary":"s"}]}`, "missing [derivedFrom]"},
 		{"no name", `{"events":[]}`, "name is missing"},
+		{"misspelt expectation", `{"name":"x","assemblies":[{"key":"a","branch":"main","participant":"p","expect":{"omited":{"m1":"window"}}}]}`,
+			`unknown field "omited"`},
+		{"misspelt assembly key", `{"name":"x","assemblies":[{"key":"a","branch":"main","participant":"p","tokenBugdet":10}]}`,
+			`unknown field "tokenBugdet"`},
+		{"misspelt event key", `{"name":"x","events":[{"type":"message","key":"m1","branch":"main","role":"user","contnet":"hi"}]}`,
+			`unknown field "contnet"`},
+		{"misspelt top-level key", `{"name":"x","asemblies":[]}`, `unknown field "asemblies"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -135,7 +135,19 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Memories json.RawMessage `json:"memories"`
 	}
 	v.plain = (*plain)(e)
-	if err := json.Unmarshal(b, &v); err != nil {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	// A memory event's own fields are the memory's, sent as written; any other event's
+	// keys are all known, so a misspelt one is an error.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if head.Type != EventMemory {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(&v); err != nil {
 		return err
 	}
 	switch e.Type {
@@ -255,6 +267,9 @@ func Load(path string) (Scenario, error) {
 func Parse(data []byte) (Scenario, error) {
 	var sc Scenario
 	dec := json.NewDecoder(bytes.NewReader(data))
+	// A misspelt key (an expectation above all) is an error, not a check that silently
+	// never runs.
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
 		return Scenario{}, err
 	}
