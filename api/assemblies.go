@@ -17,7 +17,7 @@ func (s *Server) assemble(c echo.Context) error {
 	}
 	in := model.AssemblyRequest{
 		BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
-		Provider: req.Provider, Model: req.Model, TokenBudget: req.TokenBudget, ExactArtifactIDs: req.ExactArtifactIDs,
+		Provider: req.Provider, Model: req.Model, TokenBudget: derefInt(req.TokenBudget), ExactArtifactIDs: req.ExactArtifactIDs,
 		PolicyVersion: req.PolicyVersion, Trace: req.Trace,
 	}
 	if t := timeOf(req.Now); t != nil {
@@ -79,4 +79,12 @@ func (s *Server) policies(c echo.Context) error {
 		out = append(out, policyView{Version: v, Default: i == 0})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"policies": out, "servedAt": time.Now().UTC()})
+}
+
+// derefInt is *p, or 0 (absent) when p is nil.
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,11 @@ func (s *Server) bind(c echo.Context, dst any) error {
 		return invalidUTF8(body)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return unknownFieldError(body, dst)
+		}
 		return decodeError(err)
 	}
 	if dec.More() {
@@ -61,6 +66,88 @@ func (s *Server) bind(c echo.Context, dst any) error {
 		return validationError(err)
 	}
 	return nil
+}
+
+// unknownFieldError names the first key of body, in key order, that the request type of dst
+// has no field for: a misspelt field is an error, not a default silently taken.
+func unknownFieldError(body []byte, dst any) error {
+	var v any
+	_ = json.Unmarshal(body, &v)
+	path := unknownField(v, reflect.TypeOf(dst), "")
+	if path == "" {
+		return &httpError{status: http.StatusBadRequest, message: "the body has a field this request does not take"}
+	}
+	return &httpError{status: http.StatusBadRequest, field: path, message: path + " is not a field of this request"}
+}
+
+// unknownField walks v, decoded JSON, beside t, the type it was decoded into, and returns
+// the path of the first object key with no field (matched as encoding/json matches them,
+// ignoring case). Free-form values (json.RawMessage, maps) hold any keys.
+func unknownField(v any, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeOf(json.RawMessage(nil)) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			f, ok := jsonField(t, k)
+			sub := joinPath(path, k)
+			if !ok {
+				return sub
+			}
+			if p := unknownField(obj[k], f.Type, sub); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		list, ok := v.([]any)
+		if !ok {
+			return ""
+		}
+		for i, e := range list {
+			if p := unknownField(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// jsonField finds the field of struct type t that JSON key k decodes into.
+func jsonField(t reflect.Type, k string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.EqualFold(name, k) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 func decodeError(err error) error {

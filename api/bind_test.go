@@ -30,7 +30,13 @@ func TestBindNamesFieldAndRule(t *testing.T) {
 		{"upper bound", `{"branchId":"b","participantId":"p","tokenBudget":2000001}`, &assemblyRequest{},
 			"tokenBudget", "tokenBudget must be at most 2000000"},
 		{"lower bound", `{"branchId":"b","participantId":"p","tokenBudget":-1}`, &assemblyRequest{},
-			"tokenBudget", "tokenBudget must be at least 0"},
+			"tokenBudget", "tokenBudget must be at least 1"},
+		{"zero budget", `{"branchId":"b","participantId":"p","tokenBudget":0}`, &assemblyRequest{},
+			"tokenBudget", "tokenBudget must be at least 1"},
+		{"unknown field", `{"titel":"x"}`, &createConversationRequest{},
+			"titel", "titel is not a field of this request"},
+		{"unknown nested field", `{"status":"succeeded","memories":[{"summary":"s"},{"summary":"s","sumary":"t"}]}`, &toolResultRequest{},
+			"memories[1].sumary", "memories[1].sumary is not a field of this request"},
 		{"fraction bound", `{"status":"succeeded","memories":[{"summary":"s","confidence":1.5}]}`, &toolResultRequest{},
 			"memories[0].confidence", "memories[0].confidence must be at most 1"},
 		{"string as number", `{"role":"user","content":7}`, &appendMessageRequest{},
@@ -69,7 +75,11 @@ func TestBindAcceptsTheLimits(t *testing.T) {
 		t.Errorf("content changed in binding")
 	}
 	var a assemblyRequest
-	if err := bindBody(t, `{"branchId":"b","participantId":"p","tokenBudget":2000000}`, &a); err != nil || a.TokenBudget != 2000000 {
-		t.Errorf("tokenBudget 2000000: %v, %d", err, a.TokenBudget)
+	if err := bindBody(t, `{"branchId":"b","participantId":"p","tokenBudget":2000000}`, &a); err != nil || derefInt(a.TokenBudget) != 2000000 {
+		t.Errorf("tokenBudget 2000000: %v, %v", err, a.TokenBudget)
+	}
+	var absent assemblyRequest
+	if err := bindBody(t, `{"branchId":"b","participantId":"p"}`, &absent); err != nil || absent.TokenBudget != nil {
+		t.Errorf("no tokenBudget: %v, %v; want it absent so the default applies", err, absent.TokenBudget)
 	}
 }

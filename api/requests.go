@@ -122,13 +122,14 @@ type promoteRequest struct {
 }
 
 type assemblyRequest struct {
-	BranchID         string   `json:"branchId" validate:"required,max=100"`
-	ParticipantID    string   `json:"participantId" validate:"required,max=100"`
-	RunID            string   `json:"runId" validate:"max=100"`
-	RuntimeKind      string   `json:"runtimeKind" validate:"omitempty,oneof=chat multi_model discussion subagent parent_resume scheduled branch_submission"`
-	Provider         string   `json:"provider" validate:"max=100"`
-	Model            string   `json:"model" validate:"max=200"`
-	TokenBudget      int      `json:"tokenBudget" validate:"gte=0,lte=2000000"`
+	BranchID      string `json:"branchId" validate:"required,max=100"`
+	ParticipantID string `json:"participantId" validate:"required,max=100"`
+	RunID         string `json:"runId" validate:"max=100"`
+	RuntimeKind   string `json:"runtimeKind" validate:"omitempty,oneof=chat multi_model discussion subagent parent_resume scheduled branch_submission"`
+	Provider      string `json:"provider" validate:"max=100"`
+	Model         string `json:"model" validate:"max=200"`
+	// TokenBudget is nil when absent (the policy version's default applies); 0 is rejected.
+	TokenBudget      *int     `json:"tokenBudget" validate:"omitempty,gte=1,lte=2000000"`
 	ExactArtifactIDs []string `json:"exactArtifactIds" validate:"omitempty,max=100,dive,required,max=100"`
 	PolicyVersion    string   `json:"policyVersion" validate:"max=200"`
 	Now              string   `json:"now" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`

@@ -179,6 +179,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		TimingsMs: model.Timings{Graph: ms(graphTime), Policy: ms(policyTime), Serialize: ms(serializeTime)},
 		Settled:   j.settled,
 	}
+	if assembled > req.TokenBudget {
+		// The trim stopped with only protected records left, compacted as far as they go.
+		a.OverBudget, a.Tokens.Protected = true, assembled
+	}
 	if snap.StructurallyExcluded > 0 {
 		a.Omitted[model.ReasonBranchIneligible] = snap.StructurallyExcluded
 	}

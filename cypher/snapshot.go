@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -180,6 +181,14 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	}
 
 	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(req.AsOf) }
+	// An exact artifact the conversation does not hold (as of the snapshot) is a mistake
+	// of the request, not a request for nothing.
+	for _, id := range req.ExactArtifactIDs {
+		if r, ok := c.byID[id]; !ok || r.kind != recArtifact || !visible(r) {
+			return model.Snapshot{}, false, &model.Error{Kind: model.KindNotFound, Field: "exactArtifactIds",
+				Message: fmt.Sprintf("artifact %q is not in the conversation of branch %q", id, req.BranchID)}
+		}
+	}
 	// A snapshot that sees everything the lineage's view was built from shares the view
 	// with every other such snapshot until a write changes it. Records recorded after asOf
 	// elsewhere in the conversation (a sibling branch, an ancestor past the fork point) do

@@ -194,18 +194,21 @@ type Decision struct {
 
 // Assembly is the record of what went into one model request, as answered and stored.
 type Assembly struct {
-	ID               string          `json:"id"`
-	ConversationID   string          `json:"conversationId"`
-	Request          AssemblyRequest `json:"request"`
-	Messages         []ChatMessage   `json:"messages"`
-	Tokens           TokenCounts     `json:"tokens"`
-	Included         []IncludedItem  `json:"included"`
-	Omitted          map[string]int  `json:"omitted"`
-	OmittedRefs      []OmittedRef    `json:"omittedRefs,omitempty"`
-	PolicyVersion    string          `json:"policyVersion"`
-	AssemblerVersion string          `json:"assemblerVersion"`
-	TimingsMs        Timings         `json:"timingsMs"`
-	Decisions        []Decision      `json:"-"`
+	ID             string          `json:"id"`
+	ConversationID string          `json:"conversationId"`
+	Request        AssemblyRequest `json:"request"`
+	Messages       []ChatMessage   `json:"messages"`
+	Tokens         TokenCounts     `json:"tokens"`
+	// OverBudget says that the protected state and the instructions alone exceed the
+	// budget: the request is larger than the budget asked for, never silently.
+	OverBudget       bool           `json:"overBudget,omitempty"`
+	Included         []IncludedItem `json:"included"`
+	Omitted          map[string]int `json:"omitted"`
+	OmittedRefs      []OmittedRef   `json:"omittedRefs,omitempty"`
+	PolicyVersion    string         `json:"policyVersion"`
+	AssemblerVersion string         `json:"assemblerVersion"`
+	TimingsMs        Timings        `json:"timingsMs"`
+	Decisions        []Decision     `json:"-"`
 	// Settled are the decisions of the records the budget never considered (omitted by a
 	// policy before it): shared, read-only, between assemblies of an unchanged lineage.
 	// AllDecisions yields both.
@@ -278,6 +281,10 @@ type TokenCounts struct {
 	Assembled int `json:"assembled"`
 	Baseline  int `json:"baseline"`
 	Budget    int `json:"budget"`
+	// Protected is, when the assembly is over its budget, the tokens of what no budget may
+	// cut (the instructions and the unresolved tool state, compacted as far as it goes):
+	// everything the request then holds.
+	Protected int `json:"protected,omitempty"`
 }
 
 // Timings splits an assembly's time between its stages, in milliseconds.

@@ -1,0 +1,90 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every route that takes a body rejects a key it has no field for, with 400 naming it, and
+// writes nothing; the misspelt title of issue 18 made an untitled conversation.
+func TestUnknownFieldsAreRejectedOnEveryRoute(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	before := cypherCount(t, `MATCH (n {accountId: $a}) RETURN count(n)`, map[string]any{"a": h.account})
+	withBody := 0
+	for _, route := range h.srv.Routes() {
+		method, path, _ := strings.Cut(route, " ")
+		if method != "POST" && method != "PATCH" || path == "/v1/assemblies/{id}/replay" {
+			continue // no body
+		}
+		withBody++
+		path = strings.ReplaceAll(path, "{id}", idFor(w, path))
+		h.expectError(h.call(method, path, map[string]any{"titel": "x"}), 400, "invalid", "titel")
+	}
+	if withBody < 12 {
+		t.Errorf("checked %d routes with a body, want every one (at least 12)", withBody)
+	}
+	// A misspelt key inside a list names its place.
+	h.expectError(h.call("POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded",
+		"memories": []map[string]any{{"summary": "ok"}, {"summary": "ok", "confidense": 0.5}}}), 400, "invalid", "memories[1].confidense")
+	if after := cypherCount(t, `MATCH (n {accountId: $a}) RETURN count(n)`, map[string]any{"a": h.account}); after != before {
+		t.Errorf("rejected requests wrote %d nodes", after-before)
+	}
+}
+
+// idFor is a real id of w for the {id} of path, by the route's first segment.
+func idFor(w world, path string) string {
+	switch {
+	case strings.HasPrefix(path, "/v1/conversations/"):
+		return w.conv
+	case strings.HasPrefix(path, "/v1/branches/"):
+		return w.branch
+	case strings.HasPrefix(path, "/v1/runs/"):
+		return w.run
+	case strings.HasPrefix(path, "/v1/tool-calls/"):
+		return w.call
+	}
+	return "unknown"
+}
+
+// An exact artifact that is not the conversation's (unknown, or another account's) answers
+// 404 naming exactArtifactIds; a zero budget is a 400; a budget below what the protected
+// state needs says so instead of overrunning silently.
+func TestAssemblyRequestsSayWhatTheyCannotDo(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	o := newHarness(t)
+	ow := o.world()
+	otherArt := str(o.must(201, "POST", "/v1/tool-calls/"+ow.call+"/result", map[string]any{"status": "succeeded", "result": "theirs"}), "artifactId")
+	base := map[string]any{"branchId": w.branch, "participantId": w.participant, "runId": w.run}
+	with := func(k string, v any) map[string]any {
+		out := map[string]any{k: v}
+		for kk, vv := range base {
+			out[kk] = vv
+		}
+		return out
+	}
+	for _, ids := range [][]string{{"art_does_not_exist"}, {otherArt}} {
+		h.expectError(h.call("POST", "/v1/assemblies", with("exactArtifactIds", ids)), 404, "not_found", "exactArtifactIds")
+	}
+	h.expectError(h.call("POST", "/v1/assemblies", with("tokenBudget", 0)), 400, "invalid", "tokenBudget")
+
+	// The run's call is pending: protected. A budget of one token cannot hold it.
+	a := h.must(201, "POST", "/v1/assemblies", with("tokenBudget", 1))
+	tokens := a["tokens"].(map[string]any)
+	if a["overBudget"] != true || num(tokens, "protected") != num(tokens, "assembled") || num(tokens, "assembled") <= 1 {
+		t.Errorf("budget 1 with a pending call: got overBudget %v, tokens %v; want overBudget and protected = assembled > 1", a["overBudget"], tokens)
+	}
+	if got := includedAs(a)[w.call]; got != "recovery" {
+		t.Errorf("the pending call under budget 1: included as %q, want recovery (never trimmed)", got)
+	}
+	fits := h.must(201, "POST", "/v1/assemblies", with("tokenBudget", 8000))
+	if _, ok := fits["overBudget"]; ok {
+		t.Errorf("an assembly within its budget says overBudget: %v", fits["overBudget"])
+	}
+}
+
+func num(m map[string]any, k string) float64 {
+	f, _ := m[k].(float64)
+	return f
+}
