@@ -20,13 +20,16 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }
 // contextLine renders one included non-message record as one line of the context block.
 func contextLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
 	c := vd.Candidate
+	if vd.CarriesAnswer {
+		return "" // shown in its call's recovery line
+	}
 	switch vd.Decision.As {
 	case model.AsSkills:
 		return fmt.Sprintf("Skills: %s; profiles: %s; tools: %s", list(c.LoadedSkills), list(c.ActiveProfiles), list(c.DirectTools))
 	case model.AsCheckpoint:
 		return fmt.Sprintf("Resume from checkpoint (%s): %s", stamp(c.CreatedAt), c.State)
 	case model.AsRecovery:
-		return recoveryLine(vd, names)
+		return recoveryLine(vd, provider, raw, names)
 	case model.AsRaw:
 		r := raw[c.ID]
 		body := string(r.Result)
@@ -57,13 +60,16 @@ func contextLine(vd policy.Verdict, provider string, raw map[string]model.Artifa
 	return "- " + c.Summary
 }
 
-func recoveryLine(vd policy.Verdict, names map[string]string) string {
+func recoveryLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
 	c := vd.Candidate
 	if vd.Compact {
 		// The budget cannot hold every open call in full: name it so it can be asked for.
 		line := fmt.Sprintf("Open call %s (%s, call %s", c.Tool, c.Status, c.ID)
 		if c.ErrorCode != "" {
 			line += ", error " + c.ErrorCode
+		}
+		if vd.Answer != nil {
+			line += ", answered so far in artifact " + vd.Answer.ArtifactID
 		}
 		return line + "; details withheld for the budget)"
 	}
@@ -88,9 +94,27 @@ func recoveryLine(vd policy.Verdict, names map[string]string) string {
 		}
 		return fmt.Sprintf("%sFailed call %s (%s): %s: %s; args %s", who, c.Tool, retry, c.ErrorCode, c.ErrorMessage, args)
 	case "deferred":
-		return fmt.Sprintf("%sUnresolved call %s (deferred, awaiting the user); args %s", who, c.Tool, args)
+		if vd.Answer == nil {
+			return fmt.Sprintf("%sOpen call %s (deferred, awaiting the user); args %s", who, c.Tool, args)
+		}
 	}
-	return fmt.Sprintf("%sUnresolved call %s (pending, no result yet); args %s", who, c.Tool, args)
+	if vd.Answer != nil {
+		return fmt.Sprintf("%sOpen call %s (%s, answered %s); args %s", who, c.Tool, c.Status, answerSoFar(*vd.Answer, provider, raw), args)
+	}
+	return fmt.Sprintf("%sOpen call %s (pending, no result yet); args %s", who, c.Tool, args)
+}
+
+// answerSoFar renders what an unresolved call's tool answered so far: its body, or where it
+// is kept and why it is not shown.
+func answerSoFar(a policy.Answer, provider string, raw map[string]model.ArtifactRaw) string {
+	if a.As == model.AsRaw {
+		return string(raw[a.ArtifactID].Result)
+	}
+	why := "over the byte budget; request it as exact evidence"
+	if a.Restricted {
+		why = "restricted for " + provider
+	}
+	return fmt.Sprintf("artifact %s, %d bytes, not shown: %s", a.ArtifactID, a.Bytes, why)
 }
 
 func revalidate(tools []string, prefix string) string {

@@ -262,6 +262,8 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		case vd.Candidate.Kind == model.KindMessage:
 			m := chatMessage(vd.Candidate)
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
+		case vd.CarriesAnswer:
+			// Shown, and priced, in its call's recovery line.
 		default:
 			text = contextLine(*vd, req.Provider, raw, names)
 			cost = tk.Count("\n" + text)
@@ -317,14 +319,17 @@ func render(verdicts []policy.Verdict, texts []string, head string) ([]model.Cha
 		var aggregated []policy.Verdict
 		summary := -1
 		for _, i := range blocks {
-			if verdicts[i].Aggregated {
+			switch {
+			case verdicts[i].CarriesAnswer:
+				// Shown in its call's recovery line.
+			case verdicts[i].Aggregated:
 				// Counted in one summary line, where the first of them stands.
 				if summary < 0 {
 					summary = len(lines)
 					lines = append(lines, "")
 				}
 				aggregated = append(aggregated, verdicts[i])
-			} else {
+			default:
 				lines = append(lines, texts[i])
 			}
 			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})

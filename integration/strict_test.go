@@ -88,3 +88,38 @@ func num(m map[string]any, k string) float64 {
 	f, _ := m[k].(float64)
 	return f
 }
+
+// A pending call whose tool answered with a handle (an envelope id) keeps it in its
+// recovery state, on its branch and on a fork made after it: the request never says there
+// is no result, and carries the id a resume needs.
+func TestPendingCallKeepsItsHandleAcrossAFork(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	art := str(h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "pending",
+		"result": map[string]any{"envelopeId": "env-7731", "state": "sent"}}), "artifactId")
+	after := str(h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "is it signed yet?"}), "id")
+	fork := str(h.must(201, "POST", "/v1/conversations/"+w.conv+"/branches",
+		map[string]any{"parentBranchId": w.branch, "forkAfterMessageId": after, "name": "retry-path"}), "id")
+	for _, branch := range []string{w.branch, fork} {
+		a := h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": branch, "participantId": w.participant, "runId": w.run, "trace": true})
+		text := messagesText(a)
+		if !strings.Contains(text, "env-7731") || strings.Contains(text, "no result yet") {
+			t.Errorf("branch %s: the request lost the handle or says there is none:\n%s", branch, text)
+		}
+		if got := includedAs(a)[art]; got != "raw" {
+			t.Errorf("branch %s: the handle's artifact is included as %q, want raw", branch, got)
+		}
+		ex := h.must(200, "GET", "/v1/assemblies/"+str(a, "id")+"/explain?ref="+art, nil)
+		if str(ex, "rule") != "recovery.handle_raw" {
+			t.Errorf("branch %s: explain says %v, want rule recovery.handle_raw", branch, ex)
+		}
+	}
+}
+
+func messagesText(a map[string]any) string {
+	var b strings.Builder
+	for _, m := range a["messages"].([]any) {
+		b.WriteString(str(m.(map[string]any), "content") + "\n")
+	}
+	return b.String()
+}

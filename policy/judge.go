@@ -53,6 +53,22 @@ type Verdict struct {
 	// they are still included, counted in one summary line of older open calls per tool,
 	// status and error code.
 	Aggregated bool
+	// CarriesAnswer is set on the artifact that holds a pending or deferred call's answer
+	// so far (an envelope id, a job handle, a picker session): recovery state, never
+	// trimmed, shown in its call's recovery line, raw or as a reference.
+	CarriesAnswer bool
+	// Answer is set on such a call's recovery item: the artifact holding its answer so far.
+	Answer *Answer
+}
+
+// Answer is how an unresolved call's answer so far is shown with it.
+type Answer struct {
+	ArtifactID string
+	// As is raw (the body, within the rehydration byte budget) or reference.
+	As string
+	// Restricted says the body may not go to the provider; Bytes is its size.
+	Restricted bool
+	Bytes      int64
 }
 
 // Included reports whether the verdict includes the record.
@@ -155,6 +171,13 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 		case model.KindMemory:
 			*vd = judgeMemory(v, req, c, eligible, rawArtifacts)
 			vd.Relevance = overlap(relevanceTerms, c.Summary)
+		}
+	}
+	for i := range verdicts {
+		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() {
+			if k, ok := byID[vd.Candidate.ToolCallID]; ok {
+				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.ResultBytes}
+			}
 		}
 	}
 	markConflicts(verdicts)
@@ -260,12 +283,20 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 	currentRun := req.RunID != "" && c.OwnerRunID == req.RunID
 	// Reasons in precedence order: privacy before duplicate before window.
 	switch {
+	case !v.MayReceive(req.Provider, c.PrivacyClass) && recoveryCalls[c.ToolCallID] && !exact && isHandle(c):
+		// The body may not go to this provider, but that the call has an answer, and where
+		// it is kept, may.
+		vd = Verdict{Candidate: c, Tier: TierProtected, Protected: true, CarriesAnswer: true, Restricted: true}
+		vd.Decision = include(c, model.AsReference, "recovery", "recovery.handle_restricted", "the answer so far of an unresolved call, restricted for the provider")
+		return vd
 	case !v.MayReceive(req.Provider, c.PrivacyClass):
 		vd.Decision = omit(c, "privacy", model.ReasonPrivacy, "privacy.raw_restricted_for_provider")
 		// Only a body the request needed (named, or its own run's) makes this decision
 		// part of what shaped the request.
 		vd.Decision.Bulk = !exact && !currentRun
 		return vd
+	case recoveryCalls[c.ToolCallID] && !exact && isHandle(c):
+		return judgeHandle(v, c, rawBytes)
 	case recoveryCalls[c.ToolCallID] && !exact:
 		vd.Decision = omit(c, "recovery", model.ReasonDuplicate, "recovery.represented_by_call")
 		return vd
@@ -289,6 +320,27 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 	}
 	vd.Decision = include(c, model.AsRaw, "rehydration", rule, "exact evidence")
 	vd.Tier = TierEvidence
+	return vd
+}
+
+// isHandle reports whether an artifact is a pending or deferred tool's answer so far: an
+// outcome that is not final, with a body.
+func isHandle(c *model.Candidate) bool {
+	return (c.Status == "pending" || c.Status == "deferred") && c.ResultBytes > 0
+}
+
+// judgeHandle keeps the answer so far of an unresolved call with its recovery state, so
+// that the model is never told there is no result when there is one, and keeps the id it
+// needs to resume: raw within the rehydration byte budget (privacy was checked before),
+// else as a reference to the artifact.
+func judgeHandle(v Version, c *model.Candidate, rawBytes *int64) Verdict {
+	vd := Verdict{Candidate: c, Tier: TierProtected, Protected: true, CarriesAnswer: true}
+	if size := c.ResultBytes + c.ArgsBytes; *rawBytes+size <= v.RehydrationBytes {
+		*rawBytes += size
+		vd.Decision = include(c, model.AsRaw, "recovery", "recovery.handle_raw", "the answer so far of an unresolved call")
+		return vd
+	}
+	vd.Decision = include(c, model.AsReference, "recovery", "recovery.handle_over_byte_budget", "the answer so far of an unresolved call, over the rehydration byte budget")
 	return vd
 }
 

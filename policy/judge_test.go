@@ -79,6 +79,13 @@ func conflictsWith(ids ...string) opt {
 	return func(c *model.Candidate) { c.ConflictsWith = ids }
 }
 func retriedBy(ids ...string) opt { return func(c *model.Candidate) { c.RetriedBy = ids } }
+func status(st string) opt         { return func(c *model.Candidate) { c.Status = st } }
+
+// handled gives a call the artifact of its latest outcome and that artifact's privacy
+// class, as the snapshot does.
+func handled(artifactID, class string) opt {
+	return func(c *model.Candidate) { c.ArtifactIDs, c.PrivacyClass = append(c.ArtifactIDs, artifactID), class }
+}
 func ofCall(id string) opt        { return func(c *model.Candidate) { c.ToolCallID = id } }
 func resultBytes(n int64) opt     { return func(c *model.Candidate) { c.ResultBytes = n } }
 func seqDepth(seq, depth int64) opt {
@@ -425,6 +432,30 @@ func TestJudgeRecovery(t *testing.T) {
 				"a1": omitted(model.ReasonDuplicate, "recovery.represented_by_call"),
 				"c2": {as: model.AsRecovery, rule: "recovery.unresolved_failed", protected: true},
 				"a2": {as: model.AsRaw, rule: "rehydration.exact_requested"},
+			},
+		},
+		{
+			name: "a pending or deferred call's answer so far is recovery state: raw, or a reference when it cannot be",
+			req:  func(r *Request) { r.Provider = "openai" },
+			cands: []model.Candidate{
+				toolCall("envelope", 1, "pending", handled("h-envelope", "internal")),
+				artifact("h-envelope", 2, ofCall("envelope"), inRun(myRun), status("pending"), resultBytes(200)),
+				toolCall("picker", 3, "deferred", handled("h-picker", "google_derived")),
+				artifact("h-picker", 4, ofCall("picker"), inRun(myRun), status("deferred"), resultBytes(200), privacy("google_derived")),
+				toolCall("export", 5, "pending", handled("h-export", "internal")),
+				artifact("h-export", 6, ofCall("export"), inRun(myRun), status("pending"), resultBytes(40000)),
+				toolCall("bare", 7, "pending", handled("h-bare", "internal")),
+				artifact("h-bare", 8, ofCall("bare"), inRun(myRun), status("pending"), resultBytes(0)),
+			},
+			want: map[string]want{
+				"envelope":   {as: model.AsRecovery, rule: "recovery.unresolved_pending", protected: true},
+				"h-envelope": {as: model.AsRaw, rule: "recovery.handle_raw", protected: true},
+				"picker":     {as: model.AsRecovery, rule: "recovery.unresolved_deferred+privacy.arguments_withheld", protected: true, argsWithheld: true},
+				"h-picker":   {as: model.AsReference, rule: "recovery.handle_restricted", protected: true, restricted: true},
+				"export":     {as: model.AsRecovery, rule: "recovery.unresolved_pending", protected: true},
+				"h-export":   {as: model.AsReference, rule: "recovery.handle_over_byte_budget", protected: true},
+				"bare":       {as: model.AsRecovery, rule: "recovery.unresolved_pending", protected: true},
+				"h-bare":     omitted(model.ReasonDuplicate, "recovery.represented_by_call"),
 			},
 		},
 		{
@@ -1317,5 +1348,24 @@ func TestOverlapCountsDistinctSharedTerms(t *testing.T) {
 		if got := overlap(current, text); got != want {
 			t.Errorf("overlap(%q) = %d, want %d", text, got, want)
 		}
+	}
+}
+
+// A call whose answer so far is included names it, so that its recovery line points there
+// instead of saying there is no result.
+func TestJudgeHandleNamesItsCall(t *testing.T) {
+	cands := []model.Candidate{
+		toolCall("envelope", 1, "pending", handled("h-envelope", "internal")),
+		artifact("h-envelope", 2, ofCall("envelope"), inRun(myRun), status("pending"), resultBytes(200)),
+		toolCall("bare", 3, "pending"),
+	}
+	got := map[string]string{}
+	for _, vd := range Judge(mustResolve(t, ""), baseRequest(), cands) {
+		if vd.Answer != nil {
+			got[vd.Candidate.ID] = vd.Answer.ArtifactID + " " + vd.Answer.As
+		}
+	}
+	if got["envelope"] != "h-envelope raw" || got["bare"] != "" {
+		t.Errorf("got handles %v, want envelope's h-envelope and none for bare", got)
 	}
 }
