@@ -285,7 +285,7 @@ func (s *Server) promote(c echo.Context) error {
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.Promote(ctx, accountOf(c), model.NewPromotion{
 			RunID: c.Param("id"), ToolCallIDs: req.ToolCallIDs, ArtifactIDs: req.ArtifactIDs, MemoryIDs: req.MemoryIDs,
-			Report: req.Report, At: timeOf(req.At),
+			Report: req.Report, ReportPrivacyClass: req.PrivacyClass, ReportSafeSummary: req.SafeSummary, At: timeOf(req.At),
 		})
 	})
 }

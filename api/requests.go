@@ -118,7 +118,10 @@ type promoteRequest struct {
 	ArtifactIDs []string `json:"artifactIds" validate:"omitempty,max=500,dive,required,max=100"`
 	MemoryIDs   []string `json:"memoryIds" validate:"omitempty,max=500,dive,required,max=100"`
 	Report      string   `json:"report" validate:"max=50000"`
-	At          string   `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
+	// PrivacyClass and SafeSummary are the report's (DESIGN §4 promotion).
+	PrivacyClass string `json:"privacyClass" validate:"omitempty,privacyclass"`
+	SafeSummary  string `json:"safeSummary" validate:"max=20000"`
+	At           string `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 }
 
 type assemblyRequest struct {

@@ -139,14 +139,17 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 				stricter(strValue(r, "privacyClass"))
 			}
 		}
+		// Memories promoted beside the report keep their own classes and safe summaries:
+		// they do not restrict the report (DESIGN §4 promotion).
 		for _, id := range in.MemoryIDs {
-			rec, err := owned("ToolMemory", "memoryIds", id, "ownerRunId")
-			if err != nil {
+			if _, err := owned("ToolMemory", "memoryIds", id, "ownerRunId"); err != nil {
 				return model.Promotion{}, err
 			}
-			stricter(rec.Props.str("privacyClass"))
 		}
-		if privacy == "" {
+		switch {
+		case in.ReportPrivacyClass != "":
+			privacy = in.ReportPrivacyClass
+		case privacy == "":
 			privacy = model.DefaultPrivacyClass
 		}
 		createdAt, recordedAt := s.stamps(in.At)
@@ -167,7 +170,7 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 		p := nodeProps(parent, "parent")
 		rec, err := t.one("CreateReport", map[string]any{
 			"id": newID("mem"), "accountId": accountID, "parentRunId": p.str("id"), "childRunId": in.RunID,
-			"summary": report, "privacyClass": privacy, "artifactIds": artifactIDs,
+			"summary": report, "privacyClass": privacy, "safeSummary": nullable(in.ReportSafeSummary), "artifactIds": artifactIDs,
 			"createdAt": createdAt, "recordedAt": recordedAt,
 		})
 		if err != nil {

@@ -3,6 +3,8 @@ package integration
 import (
 	"strings"
 	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // Every route that takes a body rejects a key it has no field for, with 400 naming it, and
@@ -122,4 +124,46 @@ func messagesText(a map[string]any) string {
 		b.WriteString(str(m.(map[string]any), "content") + "\n")
 	}
 	return b.String()
+}
+
+// A child that read Google data promotes its report beside a google_derived memory (with a
+// safe summary of its own): the parent resumes, on a provider that may not see Google data,
+// with its child's answer. The report takes the class the promotion names, else the
+// strictest promoted artifact's; memories do not restrict it.
+func TestChildReportReachesTheParentBesideRestrictedMemories(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	child := str(h.must(201, "POST", "/v1/branches/"+w.branch+"/runs", map[string]any{"participantId": w.participant, "runtimeKind": "subagent", "parentRunId": w.run}), "id")
+	call := str(h.must(201, "POST", "/v1/runs/"+child+"/tool-calls", map[string]any{"tool": "gmail_search", "arguments": map[string]any{"q": "invoice"}}), "id")
+	res := h.must(201, "POST", "/v1/tool-calls/"+call+"/result", map[string]any{"status": "succeeded", "privacyClass": "google_derived",
+		"result": map[string]any{"from": "billing@acme.test", "total": "4,210 EUR"},
+		"memories": []map[string]any{{"summary": "ACME invoice from billing@acme.test: 4,210 EUR", "safeSummary": "an ACME invoice was found"}}})
+	mem := res["memoryIds"].([]any)[0].(string)
+	h.must(200, "PATCH", "/v1/runs/"+child, map[string]any{"status": "completed"})
+
+	// Promoted beside the memory only: the report is not restricted by it.
+	plain := str(h.must(201, "POST", "/v1/runs/"+child+"/promote", map[string]any{"memoryIds": []string{mem},
+		"report": "Found the ACME invoice; the total is in the promoted memory."}), "reportId")
+	// With the artifact, the report takes its class; the promotion may name a class and a
+	// safe summary instead.
+	strict := str(h.must(201, "POST", "/v1/runs/"+child+"/promote", map[string]any{"artifactIds": []string{str(res, "artifactId")},
+		"report": "Quoted the invoice: billing@acme.test, 4,210 EUR."}), "reportId")
+	named := str(h.must(201, "POST", "/v1/runs/"+child+"/promote", map[string]any{"artifactIds": []string{str(res, "artifactId")},
+		"report": "Invoice total 4,210 EUR from billing@acme.test.", "privacyClass": "google_derived", "safeSummary": "the child found the invoice total"}), "reportId")
+	for id, want := range map[string]string{plain: model.DefaultPrivacyClass, strict: "google_derived", named: "google_derived"} {
+		if got := str(h.must(200, "GET", "/v1/memories/"+id, nil), "privacyClass"); got != want {
+			t.Errorf("report %s: privacy class %q, want %q", id, got, want)
+		}
+	}
+
+	a := h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant, "runId": w.run,
+		"runtimeKind": "parent_resume", "provider": "openai", "trace": true})
+	as := includedAs(a)
+	if as[plain] != "memory" || as[named] != "safe_summary" || as[mem] != "safe_summary" {
+		t.Errorf("parent resume for openai: reports %s=%q, %s=%q, memory %q; want the plain report as memory, the named one and the memory as safe_summary",
+			plain, as[plain], named, as[named], as[mem])
+	}
+	if text := messagesText(a); strings.Contains(text, "billing@acme.test") {
+		t.Errorf("Google data reached openai:\n%s", text)
+	}
 }

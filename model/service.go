@@ -145,7 +145,12 @@ type NewPromotion struct {
 	MemoryIDs   []string
 	ArtifactIDs []string
 	Report      string
-	At          *time.Time
+	// ReportPrivacyClass is the report's class when the promotion names one; otherwise it
+	// is the strictest among the promoted artifacts, else the default. ReportSafeSummary is
+	// what a provider that may not receive that class sees of the report.
+	ReportPrivacyClass string
+	ReportSafeSummary  string
+	At                 *time.Time
 }
 
 // ExecutionGraph writes and reads the execution graph of one account. Every method is
