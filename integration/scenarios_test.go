@@ -31,6 +31,7 @@ func TestScenarios(t *testing.T) {
 	}
 
 	var results []scenario.Result
+	reasons := map[string]string{} // every omission rule seen, with the reason it gave
 	for _, file := range files {
 		name := filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
@@ -51,7 +52,7 @@ func TestScenarios(t *testing.T) {
 					t.Errorf("assembly %s: %s", a.Key, f)
 				}
 				if a.AssemblyID != "" {
-					checkExplainAndReplay(t, h, a.Key, a.AssemblyID)
+					checkExplainAndReplay(t, h, a.Key, a.AssemblyID, reasons)
 				}
 			}
 		})
@@ -67,9 +68,10 @@ func TestScenarios(t *testing.T) {
 }
 
 // checkExplainAndReplay asks explain about every record the assembly included or omitted
-// and checks that it gives the same outcome, form and reason, with a provenance path; then
-// replays the assembly and checks that it is identical.
-func checkExplainAndReplay(t *testing.T, h *harness, key, id string) {
+// and checks that it gives the same outcome, form and reason, with a provenance path, and
+// that each omission rule gives one reason wherever it is used (reasons collects them
+// across assemblies); then replays the assembly and checks that it is identical.
+func checkExplainAndReplay(t *testing.T, h *harness, key, id string, reasons map[string]string) {
 	t.Helper()
 	rec := h.must(200, "GET", "/v1/assemblies/"+id, nil)
 	type want struct{ outcome, as, reason string }
@@ -90,6 +92,12 @@ func checkExplainAndReplay(t *testing.T, h *harness, key, id string) {
 		ex := h.must(200, "GET", "/v1/assemblies/"+id+"/explain?ref="+ref, nil)
 		if str(ex, "outcome") != w.outcome || str(ex, "as") != w.as || (w.outcome == "omitted" && str(ex, "reason") != w.reason) {
 			t.Errorf("assembly %s: explain %s got %s/%s/%s, want %s/%s/%s", key, ref, str(ex, "outcome"), str(ex, "as"), str(ex, "reason"), w.outcome, w.as, w.reason)
+		}
+		if rule, reason := str(ex, "rule"), str(ex, "reason"); w.outcome == "omitted" && rule != "" {
+			if first, seen := reasons[rule]; seen && first != reason {
+				t.Errorf("assembly %s: rule %s gave reason %s for %s and %s elsewhere, want one reason per rule", key, rule, reason, ref, first)
+			}
+			reasons[rule] = reason
 		}
 		if str(ex, "rule") == "" || str(ex, "policyVersion") != str(rec, "policyVersion") {
 			t.Errorf("assembly %s: explain %s got rule %q and policy %q, want a rule and %q", key, ref, str(ex, "rule"), str(ex, "policyVersion"), str(rec, "policyVersion"))

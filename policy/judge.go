@@ -301,7 +301,7 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 		vd.Decision = omit(c, "recovery", model.ReasonDuplicate, "recovery.represented_by_call")
 		return vd
 	case !exact && currentRun && summarised[c.ID]:
-		vd.Decision = omit(c, "rehydration", model.ReasonWindow, "rehydration.memory_stands_in")
+		vd.Decision = omit(c, "rehydration", model.ReasonDuplicate, "rehydration.memory_stands_in")
 		return vd
 	case !exact && !currentRun:
 		vd.Decision = omit(c, "window", model.ReasonWindow, "window.raw_not_replayed")

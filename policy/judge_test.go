@@ -3,6 +3,7 @@ package policy
 import (
 	"reflect"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,11 +136,21 @@ type want struct {
 	staleSince time.Time
 }
 
+// ruleReasons is every omission rule the judge tests have seen, with the reason it gave: a
+// rule gives one reason wherever it is used, so that explain, omittedRefs and the counts
+// cannot tell different stories about one record.
+var ruleReasons sync.Map
+
 func checkVerdicts(t *testing.T, vds []Verdict, wants map[string]want) {
 	t.Helper()
 	byID := map[string]Verdict{}
 	for _, vd := range vds {
 		byID[vd.Candidate.ID] = vd
+		if d := vd.Decision; d.Outcome == OutcomeOmitted {
+			if first, seen := ruleReasons.LoadOrStore(d.Rule, d.Reason); seen && first != d.Reason {
+				t.Errorf("%s: rule %s gave reason %s here and %s elsewhere, want one reason per rule", vd.Candidate.ID, d.Rule, d.Reason, first)
+			}
+		}
 	}
 	ids := make([]string, 0, len(wants))
 	for id := range wants {
@@ -628,7 +639,7 @@ func TestJudgeRehydration(t *testing.T) {
 			},
 			want: map[string]want{
 				"a1": {as: model.AsRaw, rule: "rehydration.current_run_result"},
-				"a2": omitted(model.ReasonWindow, "rehydration.memory_stands_in"),
+				"a2": omitted(model.ReasonDuplicate, "rehydration.memory_stands_in"),
 				"m2": asMemory,
 			},
 		},
