@@ -450,7 +450,7 @@ func (s *Service) Explain(ctx context.Context, accountID, assemblyID, ref string
 		if !found {
 			for _, o := range again.OmittedRefs {
 				if o.Ref == ref {
-					ex.Outcome, ex.Reason, ex.Rule, found = policy.OutcomeOmitted, o.Reason, "visibility.branch_lineage", true
+					ex.Outcome, ex.Reason, ex.Rule, found = policy.OutcomeOmitted, o.Reason, model.RuleBranchLineage, true
 				}
 			}
 		}

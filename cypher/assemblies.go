@@ -93,12 +93,15 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			g.refs = append(g.refs, d.Ref)
 		}
 	}
-	refs := make([]string, 0, len(a.Included))
+	refs := make([]string, 0, len(a.Included)+len(a.OmittedRefs))
 	for _, inc := range a.Included {
 		refs = append(refs, inc.Ref)
 	}
 	for _, g := range decided {
 		refs = append(refs, g.refs...)
+	}
+	for _, o := range a.OmittedRefs {
+		refs = append(refs, o.Ref)
 	}
 	eids, err := s.elementIDs(ctx, accountID, a.ConversationID, refs)
 	if err != nil {
@@ -124,6 +127,29 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			"id": decisionID(accountID, a.ConversationID, a.PolicyVersion, g.key, g.refs), "refs": g.refs, "eids": refEids,
 			"kind": g.key[1], "outcome": g.key[2], "as": nullable(g.key[3]), "reason": g.key[4], "rule": g.key[5]})
 	}
+	// A traced assembly links every record it left out, with the reason and the rule, so
+	// that "why did the model not see X" is a Cypher query; every assembly carries its
+	// counts by reason (omittedWindow, ...), 0 included.
+	omitted := []map[string]any{}
+	if len(a.OmittedRefs) > 0 {
+		rules := make(map[string]string, len(a.OmittedRefs))
+		for d := range a.AllDecisions() {
+			rules[d.Ref] = d.Rule
+		}
+		for _, o := range a.OmittedRefs {
+			rule := rules[o.Ref]
+			if rule == "" && o.Reason == model.ReasonBranchIneligible {
+				rule = model.RuleBranchLineage
+			}
+			if eid := eids[o.Ref]; eid != "" {
+				omitted = append(omitted, map[string]any{"ref": o.Ref, "eid": eid, "reason": o.Reason, "rule": rule})
+			}
+		}
+	}
+	counts := make(map[string]any, len(model.OmissionReasons))
+	for _, reason := range model.OmissionReasons {
+		counts[model.OmittedCountProperty(reason)] = a.Omitted[reason]
+	}
 	req := a.Request
 	row := map[string]any{
 		"id": a.ID, "conversationId": a.ConversationID, "branchId": req.BranchID,
@@ -133,6 +159,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
 		"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
 		"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
+		"omittedCounts": counts, "omitted": omitted,
 	}
 	var rec *neo4j.Record
 	if keyed(ctx) {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,5 +166,53 @@ func TestChildReportReachesTheParentBesideRestrictedMemories(t *testing.T) {
 	}
 	if text := messagesText(a); strings.Contains(text, "billing@acme.test") {
 		t.Errorf("Google data reached openai:\n%s", text)
+	}
+}
+
+// Omissions are visible to Cypher: every assembly counts them by reason in properties
+// (omittedWindow, ...; 0 included), and a traced one links every omitted record with
+// OMITTED {reason, rule}, agreeing with omittedRefs and explain.
+func TestOmissionsAreVisibleInTheGraph(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	for i := range 12 {
+		h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": fmt.Sprint("older turn ", i)})
+	}
+	fork := str(h.must(201, "POST", "/v1/conversations/"+w.conv+"/branches",
+		map[string]any{"parentBranchId": w.branch, "forkAfterMessageId": w.message, "name": "side"}), "id")
+	h.must(201, "POST", "/v1/branches/"+fork+"/messages", map[string]any{"role": "user", "content": "on the side branch"})
+	for _, trace := range []bool{false, true} {
+		a := h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant, "trace": trace})
+		id := str(a, "id")
+		omitted := a["omitted"].(map[string]any)
+		for _, reason := range model.OmissionReasons {
+			want, _ := omitted[reason].(float64)
+			got := cypherCount(t, "MATCH (a:ContextAssembly {id: $id}) RETURN a."+model.OmittedCountProperty(reason), map[string]any{"id": id})
+			if got != int64(want) {
+				t.Errorf("trace %v: %s = %d, want %v as in omitted", trace, model.OmittedCountProperty(reason), got, want)
+			}
+		}
+		edges := cypherQuery(t, `MATCH (:ContextAssembly {id: $id})-[o:OMITTED]->(n) RETURN n.id, o.reason, o.rule`, map[string]any{"id": id})
+		if !trace {
+			if len(edges) != 0 {
+				t.Errorf("an untraced assembly has %d OMITTED edges, want none", len(edges))
+			}
+			continue
+		}
+		refs := a["omittedRefs"].([]any)
+		if len(edges) != len(refs) || len(refs) == 0 {
+			t.Fatalf("traced: %d OMITTED edges for %d omitted refs, want one each (and some)", len(edges), len(refs))
+		}
+		reasons := map[string]string{}
+		for _, r := range refs {
+			reasons[str(r.(map[string]any), "ref")] = str(r.(map[string]any), "reason")
+		}
+		for _, e := range edges {
+			ref, reason, rule := e.Values[0].(string), e.Values[1].(string), e.Values[2].(string)
+			ex := h.must(200, "GET", "/v1/assemblies/"+id+"/explain?ref="+ref, nil)
+			if reasons[ref] != reason || str(ex, "reason") != reason || str(ex, "rule") != rule {
+				t.Errorf("%s: OMITTED {%s, %s}, omittedRefs %s, explain {%s, %s}; want one story", ref, reason, rule, reasons[ref], str(ex, "reason"), str(ex, "rule"))
+			}
+		}
 	}
 }

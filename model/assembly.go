@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -37,6 +38,24 @@ const (
 	ReasonWindow           = "window"
 	ReasonBudget           = "budget"
 )
+
+// RuleBranchLineage is the rule of every branch_ineligible omission: the record is not in
+// the assembled branch's lineage.
+const RuleBranchLineage = "visibility.branch_lineage"
+
+// OmittedCountProperty names the ContextAssembly property that counts the assembly's
+// omissions for reason: omittedWindow for window, omittedBranchIneligible for
+// branch_ineligible (Neo4j properties cannot be maps).
+func OmittedCountProperty(reason string) string {
+	var b strings.Builder
+	b.WriteString("omitted")
+	for _, part := range strings.Split(reason, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
 
 // OmissionReasons lists the reasons in precedence order.
 var OmissionReasons = []string{ReasonBranchIneligible, ReasonAuditOnly, ReasonNotPromoted, ReasonParticipant,

@@ -190,7 +190,7 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 func Ownership(req Request, c *model.Candidate) (model.Decision, bool) {
 	switch {
 	case !c.InLineage && c.Visibility != "conversation":
-		return omit(c, "visibility", model.ReasonBranchIneligible, "visibility.branch_lineage"), true
+		return omit(c, "visibility", model.ReasonBranchIneligible, model.RuleBranchLineage), true
 	case c.Visibility == "audit":
 		return omit(c, "visibility", model.ReasonAuditOnly, "visibility.audit_only"), true
 	case c.Kind == model.KindMessage:

@@ -7,7 +7,9 @@
 // index and the assembly's id for each row written; a row whose conversation is not found
 // (deleted, or not the account's) writes nothing and returns no record.
 // Each assembly: the request it answered, what it sent (as JSON text for Browser readers),
-// FOR_RUN to its run, INCLUDED {as, position} to every record it serialised, and its stored
+// its omissions counted by reason (omittedWindow, ..., in $rows' omittedCounts), FOR_RUN to
+// its run, INCLUDED {as, position} to every record it serialised, OMITTED {reason, rule} to
+// every record it left out when it was traced, and its stored
 // policy decisions (privacy, routing, freshness, rehydration and recovery): one
 // PolicyDecision per distinct decision and record type, ABOUT every record it was made for
 // (also listed in its refs, for readers of the node alone), that CONSTRAINS every assembly
@@ -35,6 +37,7 @@ CALL (asm) {
                              assemblerVersion: asm.assemblerVersion, now: asm.now, asOf: asm.asOf, trace: asm.trace,
                              assembledTokens: asm.assembledTokens, baselineTokens: asm.baselineTokens,
                              record: asm.record, createdAt: asm.recordedAt, recordedAt: asm.recordedAt})
+  SET a += asm.omittedCounts
   WITH a, asm
   CALL (a, asm) {
     MATCH (r:ModelRun {id: asm.runId, accountId: $accountId})
@@ -45,6 +48,12 @@ CALL (asm) {
     MATCH (n) WHERE elementId(n) = inc.eid
     WITH a, n, inc WHERE toString(n.id) = inc.ref
     CREATE (a)-[:INCLUDED {as: inc.as, position: inc.position}]->(n)
+  }
+  CALL (a, asm) {
+    UNWIND asm.omitted AS om
+    MATCH (n) WHERE elementId(n) = om.eid
+    WITH a, n, om WHERE toString(n.id) = om.ref
+    CREATE (a)-[:OMITTED {reason: om.reason, rule: om.rule}]->(n)
   }
   CALL (a, asm) {
     UNWIND asm.decisions AS dec
