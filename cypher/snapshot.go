@@ -169,16 +169,6 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	branches := list(rec, "branches")
 	lin := lineageOf(c.id, req.BranchID, branches)
 	snap.Lineage = lin.ids()
-	for _, v := range branches {
-		b := asProps(v)
-		cutoff, in := lin.cutoff(b.str("id"))
-		switch {
-		case !in:
-			snap.StructurallyExcluded += int(b.i64("seq"))
-		case b.i64("seq") > cutoff:
-			snap.StructurallyExcluded += int(b.i64("seq") - cutoff)
-		}
-	}
 
 	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(req.AsOf) }
 	// An exact artifact the conversation does not hold (as of the snapshot) is a mistake
@@ -212,9 +202,7 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		}
 	}
 	snap.Candidates, snap.BaselineTokens, snap.View = view.candidates, view.baseline, view.id
-	if req.Trace {
-		snap.ExcludedRefs = excludedRefs(c, lin, visible)
-	}
+	snap.StructurallyExcluded, snap.ExcludedRefs = excludedRecords(c, lin, visible, req.Trace)
 	return snap, shared, nil
 }
 
@@ -447,27 +435,42 @@ func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, name
 	return cands, baseline, latest
 }
 
-// excludedRefs lists, for a traced assembly, the conversation's messages, tool calls,
-// artifacts and memories outside the lineage (sibling branches, or after a fork point).
-func excludedRefs(c *conversationRecords, lin lineage, visible func(*cachedRecord) bool) []string {
-	var out []*cachedRecord
-	for _, r := range c.byID {
-		if r.kind != recCheckpoint && r.kind != recSkills && visible(r) && !lin.contains(r.branchID, r.seq) {
-			out = append(out, r)
+// excludedRecords counts the records the lineage leaves out as of the snapshot: other
+// branches' records and a lineage branch's records after its fork point, but not the
+// conversation-visible memories that every branch sees (they are candidates), nor
+// checkpoints and skill states (run state, not records a model would be shown). With refs
+// it also lists their ids in branch and seq order, so that a traced assembly's
+// omittedRefs and its branch_ineligible count name the same records.
+func excludedRecords(c *conversationRecords, lin lineage, visible func(*cachedRecord) bool, refs bool) (int, []string) {
+	var shared map[*cachedRecord]bool
+	if len(c.shared) > 0 {
+		shared = make(map[*cachedRecord]bool, len(c.shared))
+		for _, r := range c.shared {
+			shared[r] = true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.branchID != b.branchID {
-			return a.branchID < b.branchID
-		}
-		return a.seq < b.seq
-	})
-	ids := make([]string, len(out))
-	for i, r := range out {
-		ids[i] = r.id
+	branches := make([]string, 0, len(c.byBranch))
+	for id := range c.byBranch {
+		branches = append(branches, id)
 	}
-	return ids
+	if refs {
+		sort.Strings(branches)
+	}
+	n := 0
+	var ids []string
+	for _, id := range branches {
+		cutoff, in := lin.cutoff(id)
+		for _, r := range c.byBranch[id] {
+			if in && r.seq <= cutoff || r.kind == recCheckpoint || r.kind == recSkills || shared[r] || !visible(r) {
+				continue
+			}
+			n++
+			if refs {
+				ids = append(ids, r.id)
+			}
+		}
+	}
+	return n, ids
 }
 
 // runState is a run's parent, and its status and end as of a snapshot.

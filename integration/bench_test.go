@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -99,7 +100,8 @@ func benchmarkAssembly(b *testing.B, w seededWorld) {
 	}
 	body, err := json.Marshal(map[string]any{
 		"branchId": target.ID, "participantId": target.LastRunParticipantID, "runId": target.LastRunID,
-		"tokenBudget": 8000, "trace": false,
+		// CTXGRAPH_BENCH_TRACE=1 times traced assemblies (omittedRefs, OMITTED edges).
+		"tokenBudget": 8000, "trace": os.Getenv("CTXGRAPH_BENCH_TRACE") != "",
 		// Freshness is judged just after the synthetic timeline ends, as a live agent would.
 		"now": w.summary.LastEventAt.Add(5 * time.Minute).Format(time.RFC3339),
 	})

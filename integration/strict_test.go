@@ -137,7 +137,7 @@ func TestChildReportReachesTheParentBesideRestrictedMemories(t *testing.T) {
 	child := str(h.must(201, "POST", "/v1/branches/"+w.branch+"/runs", map[string]any{"participantId": w.participant, "runtimeKind": "subagent", "parentRunId": w.run}), "id")
 	call := str(h.must(201, "POST", "/v1/runs/"+child+"/tool-calls", map[string]any{"tool": "gmail_search", "arguments": map[string]any{"q": "invoice"}}), "id")
 	res := h.must(201, "POST", "/v1/tool-calls/"+call+"/result", map[string]any{"status": "succeeded", "privacyClass": "google_derived",
-		"result": map[string]any{"from": "billing@acme.test", "total": "4,210 EUR"},
+		"result":   map[string]any{"from": "billing@acme.test", "total": "4,210 EUR"},
 		"memories": []map[string]any{{"summary": "ACME invoice from billing@acme.test: 4,210 EUR", "safeSummary": "an ACME invoice was found"}}})
 	mem := res["memoryIds"].([]any)[0].(string)
 	h.must(200, "PATCH", "/v1/runs/"+child, map[string]any{"status": "completed"})

@@ -80,15 +80,15 @@ func conflictsWith(ids ...string) opt {
 	return func(c *model.Candidate) { c.ConflictsWith = ids }
 }
 func retriedBy(ids ...string) opt { return func(c *model.Candidate) { c.RetriedBy = ids } }
-func status(st string) opt         { return func(c *model.Candidate) { c.Status = st } }
+func status(st string) opt        { return func(c *model.Candidate) { c.Status = st } }
 
 // handled gives a call the artifact of its latest outcome and that artifact's privacy
 // class, as the snapshot does.
 func handled(artifactID, class string) opt {
 	return func(c *model.Candidate) { c.ArtifactIDs, c.PrivacyClass = append(c.ArtifactIDs, artifactID), class }
 }
-func ofCall(id string) opt        { return func(c *model.Candidate) { c.ToolCallID = id } }
-func resultBytes(n int64) opt     { return func(c *model.Candidate) { c.ResultBytes = n } }
+func ofCall(id string) opt    { return func(c *model.Candidate) { c.ToolCallID = id } }
+func resultBytes(n int64) opt { return func(c *model.Candidate) { c.ResultBytes = n } }
 func seqDepth(seq, depth int64) opt {
 	return func(c *model.Candidate) { c.Seq, c.Depth = seq, depth }
 }

@@ -18,7 +18,9 @@ type AssemblyResponse struct {
 	Tokens   struct {
 		Assembled int `json:"assembled"`
 		Baseline  int `json:"baseline"`
+		Protected int `json:"protected"`
 	} `json:"tokens"`
+	OverBudget       bool               `json:"overBudget"`
 	Included         []IncludedRef      `json:"included"`
 	Omitted          map[string]int     `json:"omitted"`
 	OmittedRefs      []OmittedRef       `json:"omittedRefs"`
@@ -145,6 +147,9 @@ func checkAssembly(exp Expect, resp AssemblyResponse, ids *keyIndex) []string {
 
 	if exp.MaxAssembledTokens != nil && resp.Tokens.Assembled > *exp.MaxAssembledTokens {
 		fail("maxAssembledTokens: got %d assembled tokens, want at most %d", resp.Tokens.Assembled, *exp.MaxAssembledTokens)
+	}
+	if exp.OverBudget != nil && resp.OverBudget != *exp.OverBudget {
+		fail("overBudget: got %v (%d assembled, %d protected), want %v", resp.OverBudget, resp.Tokens.Assembled, resp.Tokens.Protected, *exp.OverBudget)
 	}
 	if exp.MinReduction != nil {
 		if resp.Tokens.Baseline <= 0 {

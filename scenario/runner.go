@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -24,6 +25,10 @@ type Runner struct {
 	BaseURL string
 	// Key is the bearer API key sent with every request.
 	Key string
+	// Explain, when set, asks explain about every record each assembly included or
+	// omitted, and counts as a failure every answer that disagrees with the assembly's
+	// trace (outcome, form, reason) or names no rule.
+	Explain bool
 }
 
 // Result is the outcome of one scenario.
@@ -171,7 +176,8 @@ func (r Runner) send(ctx context.Context, method, path string, body any) (int, [
 	return resp.StatusCode, out, payload, nil
 }
 
-// write sends a write, requires a 2xx answer and decodes the answer into out (when not nil).
+// write sends a request (a write, or the read of an explain), requires a 2xx answer and
+// decodes the answer into out (when not nil).
 func (r Runner) write(ctx context.Context, method, path string, body, out any) error {
 	status, resp, payload, err := r.send(ctx, method, path, body)
 	if err != nil {
@@ -587,7 +593,45 @@ func (p *playback) assemble(a Assembly) AssemblyResult {
 	res.AssemblyID = resp.ID
 	res.Baseline, res.Assembled = resp.Tokens.Baseline, resp.Tokens.Assembled
 	res.Failures = checkAssembly(a.Expect, resp, ids)
+	if p.runner.Explain {
+		res.Failures = append(res.Failures, p.checkExplain(resp)...)
+	}
 	return res
+}
+
+// checkExplain asks explain about every record of resp's trace and returns each answer
+// that tells another story: explain, omittedRefs and included agree, record by record.
+func (p *playback) checkExplain(resp AssemblyResponse) []string {
+	type story struct{ outcome, as, reason string }
+	wants := map[string]story{}
+	var refs []string
+	for _, inc := range resp.Included {
+		wants[inc.Ref] = story{"included", inc.As, ""}
+		refs = append(refs, inc.Ref)
+	}
+	for _, o := range resp.OmittedRefs {
+		wants[o.Ref] = story{"omitted", "", o.Reason}
+		refs = append(refs, o.Ref)
+	}
+	var failures []string
+	for _, ref := range refs {
+		path := "/v1/assemblies/" + resp.ID + "/explain?ref=" + url.QueryEscape(ref)
+		var ex struct{ Outcome, As, Reason, Rule string }
+		if err := p.runner.write(p.ctx, http.MethodGet, path, nil, &ex); err != nil {
+			failures = append(failures, fmt.Sprintf("explain %s: %v", ref, err))
+			continue
+		}
+		w := wants[ref]
+		got := story{ex.Outcome, ex.As, ex.Reason}
+		if got.outcome == "included" {
+			got.reason = "" // an inclusion's reason is prose; the trace has none to compare
+		}
+		if got != w || ex.Rule == "" {
+			failures = append(failures, fmt.Sprintf("explain %s: %s/%s/%s under rule %q, but the trace says %s/%s/%s",
+				ref, ex.Outcome, ex.As, ex.Reason, ex.Rule, w.outcome, w.as, w.reason))
+		}
+	}
+	return failures
 }
 
 // keyIndex maps a scenario's keys to the ids the server returned, and remembers which tool

@@ -248,6 +248,10 @@ type Expect struct {
 	MaxAssembledTokens *int `json:"maxAssembledTokens"`
 	// MinReduction bounds 1 − assembled / baseline from below when set.
 	MinReduction *float64 `json:"minReduction"`
+	// OverBudget, when set, is whether the answer must say that the protected state and
+	// the instructions alone exceed the budget (an extension of the shared format, for
+	// scenario/testdata).
+	OverBudget *bool `json:"overBudget"`
 }
 
 // Load reads and checks one scenario file.
