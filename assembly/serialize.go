@@ -11,7 +11,7 @@ import (
 
 // header opens the context block: what the lines are and the clock they were judged by.
 func header(now time.Time) string {
-	return "Known state at " + stamp(now) + ":"
+	return "State at " + stamp(now) + ":"
 }
 
 // stamp renders a time to the minute, the precision a marker needs.
@@ -57,7 +57,7 @@ func contextLine(vd policy.Verdict, provider string, raw map[string]model.Artifa
 	if c.MemoryKind == model.MemoryKindReport {
 		return "Subagent report: " + c.Summary
 	}
-	return "- " + c.Summary
+	return c.Summary
 }
 
 func recoveryLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
@@ -92,16 +92,16 @@ func recoveryLine(vd policy.Verdict, provider string, raw map[string]model.Artif
 		if c.Retryable {
 			retry = "retryable"
 		}
-		return fmt.Sprintf("%sFailed call %s (%s): %s: %s; args %s", who, c.Tool, retry, c.ErrorCode, c.ErrorMessage, args)
+		return fmt.Sprintf("%sFailed call %s %s (%s): %s: %s", who, c.Tool, args, retry, c.ErrorCode, c.ErrorMessage)
 	case "deferred":
 		if vd.Answer == nil {
-			return fmt.Sprintf("%sOpen call %s (deferred, awaiting the user); args %s", who, c.Tool, args)
+			return fmt.Sprintf("%sOpen call %s %s (deferred, awaiting the user)", who, c.Tool, args)
 		}
 	}
 	if vd.Answer != nil {
-		return fmt.Sprintf("%sOpen call %s (%s, answered %s); args %s", who, c.Tool, c.Status, answerSoFar(*vd.Answer, provider, raw), args)
+		return fmt.Sprintf("%sOpen call %s %s (%s: %s)", who, c.Tool, args, c.Status, answerSoFar(*vd.Answer, provider, raw))
 	}
-	return fmt.Sprintf("%sOpen call %s (pending, no result yet); args %s", who, c.Tool, args)
+	return fmt.Sprintf("%sOpen call %s %s (pending, no result yet)", who, c.Tool, args)
 }
 
 // answerSoFar renders what an unresolved call's tool answered so far: its body, or where it
