@@ -62,6 +62,8 @@ type cachedRecord struct {
 	conflictsWith   []string
 	// ownerRun is the run that owns the record (for a tool call, the run that requested it).
 	ownerRun *cachedRun
+	// shared is set on a conversation-visible memory listed in the copy's shared.
+	shared bool
 }
 
 // newCachedRecord keeps what the snapshot needs of a record's properties, not the
@@ -99,6 +101,8 @@ type conversationRecords struct {
 	views  map[string]*lineageView
 	// prefixRevs remembers seenRev's scans of ancestors, also guarded by viewMu.
 	prefixRevs map[prefixKey]prefixRev
+	// tallies count each branch's records for excludedRecords, also guarded by viewMu.
+	tallies map[string]*branchTally
 }
 
 func newConversationRecords(id string) *conversationRecords {
@@ -114,6 +118,7 @@ func (c *conversationRecords) merge(kind string, records []any) {
 		if old, ok := c.byID[r.id]; ok {
 			if old.rev < r.rev {
 				// A changed record keeps its place: branch and seq never change.
+				r.shared = old.shared
 				*old = *r
 				c.stamped(r)
 			}
@@ -132,6 +137,7 @@ func (c *conversationRecords) merge(kind string, records []any) {
 		c.byBranch[r.branchID] = list
 		if kind == recMemory && r.base.Visibility == "conversation" {
 			c.shared = append(c.shared, r)
+			r.shared = true
 		}
 	}
 }

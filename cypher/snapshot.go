@@ -202,7 +202,7 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 		}
 	}
 	snap.Candidates, snap.BaselineTokens, snap.View = view.candidates, view.baseline, view.id
-	snap.StructurallyExcluded, snap.ExcludedRefs = excludedRecords(c, lin, visible, req.Trace)
+	snap.StructurallyExcluded, snap.ExcludedRefs = excludedRecords(c, lin, req.AsOf, req.Trace)
 	return snap, shared, nil
 }
 
@@ -440,28 +440,36 @@ func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, name
 // conversation-visible memories that every branch sees (they are candidates), nor
 // checkpoints and skill states (run state, not records a model would be shown). With refs
 // it also lists their ids in branch and seq order, so that a traced assembly's
-// omittedRefs and its branch_ineligible count name the same records.
-func excludedRecords(c *conversationRecords, lin lineage, visible func(*cachedRecord) bool, refs bool) (int, []string) {
-	var shared map[*cachedRecord]bool
-	if len(c.shared) > 0 {
-		shared = make(map[*cachedRecord]bool, len(c.shared))
-		for _, r := range c.shared {
-			shared[r] = true
-		}
-	}
+// omittedRefs and its branch_ineligible count name the same records. Without refs it counts
+// from each branch's tally, so that an untraced assembly does not walk the conversation.
+func excludedRecords(c *conversationRecords, lin lineage, asOf time.Time, refs bool) (int, []string) {
 	branches := make([]string, 0, len(c.byBranch))
 	for id := range c.byBranch {
 		branches = append(branches, id)
 	}
 	if refs {
 		sort.Strings(branches)
+	} else {
+		c.viewMu.Lock()
+		defer c.viewMu.Unlock()
 	}
 	n := 0
 	var ids []string
 	for _, id := range branches {
 		cutoff, in := lin.cutoff(id)
-		for _, r := range c.byBranch[id] {
-			if in && r.seq <= cutoff || r.kind == recCheckpoint || r.kind == recSkills || shared[r] || !visible(r) {
+		list := c.byBranch[id]
+		if !refs {
+			if t := c.tally(id, list); !t.latest.After(asOf) {
+				from := 0
+				if in {
+					from = sort.Search(len(list), func(i int) bool { return list[i].seq > cutoff })
+				}
+				n += int(t.prefix[len(list)] - t.prefix[from])
+				continue
+			}
+		}
+		for _, r := range list {
+			if in && r.seq <= cutoff || !countsAsExcluded(r) || r.recordedAt.After(asOf) {
 				continue
 			}
 			n++
@@ -471,6 +479,53 @@ func excludedRecords(c *conversationRecords, lin lineage, visible func(*cachedRe
 		}
 	}
 	return n, ids
+}
+
+// countsAsExcluded reports whether a record outside the lineage counts as left out: not
+// run state, and not a conversation-visible memory (a candidate on every branch).
+func countsAsExcluded(r *cachedRecord) bool {
+	return r.kind != recCheckpoint && r.kind != recSkills && !r.shared
+}
+
+// branchTally counts a branch's records that count as excluded, by position (prefix[i]
+// among its first i records), with the latest time one was recorded.
+type branchTally struct {
+	last   *cachedRecord
+	prefix []int32
+	latest time.Time
+}
+
+// tally returns the branch's tally, extended over records appended since, rebuilt when a
+// record was inserted before the end. The caller holds c.mu (to read) and c.viewMu.
+func (c *conversationRecords) tally(id string, list []*cachedRecord) *branchTally {
+	if c.tallies == nil {
+		c.tallies = map[string]*branchTally{}
+	}
+	t := c.tallies[id]
+	if t != nil && len(t.prefix) == len(list)+1 && (len(list) == 0 || list[len(list)-1] == t.last) {
+		return t
+	}
+	from := 0
+	if t != nil && len(t.prefix)-1 < len(list) && len(t.prefix) > 1 && list[len(t.prefix)-2] == t.last {
+		from = len(t.prefix) - 1 // only appended since
+	} else {
+		t = &branchTally{prefix: make([]int32, 1, len(list)+1)}
+	}
+	for _, r := range list[from:] {
+		k := t.prefix[len(t.prefix)-1]
+		if countsAsExcluded(r) {
+			k++
+		}
+		t.prefix = append(t.prefix, k)
+		if r.recordedAt.After(t.latest) {
+			t.latest = r.recordedAt
+		}
+	}
+	if len(list) > 0 {
+		t.last = list[len(list)-1]
+	}
+	c.tallies[id] = t
+	return t
 }
 
 // runState is a run's parent, and its status and end as of a snapshot.
