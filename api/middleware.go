@@ -84,8 +84,12 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if claim == nil {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
-			if len(stored.Body) == 0 {
+			switch {
+			case len(stored.Body) == 0:
 				return c.NoContent(stored.Status)
+			case bytes.HasPrefix(stored.Body, []byte("event: ")) || bytes.HasPrefix(stored.Body, []byte(": ")):
+				// A streamed turn's events, replayed as they were sent.
+				return c.Blob(stored.Status, "text/event-stream", stored.Body)
 			}
 			return c.JSONBlob(stored.Status, stored.Body)
 		}
@@ -96,7 +100,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		status := c.Response().Status
 		switch {
 		case err == nil && claim.Answered:
-		case err == nil && status >= 200 && status < 300:
+		case err == nil && ((status >= 200 && status < 300) || c.Get(finalAnswerKey) == true):
 			// A request that wrote nothing (a replay) keeps its response now.
 			if cerr := s.idem.CompleteIdempotencyKey(ctx, claim, model.IdempotentResponse{RequestHash: hash, Status: status, Body: rec.body.Bytes()}); cerr != nil {
 				s.log.Warn("storing the response of a request that wrote nothing failed; a retry runs it again", zap.Error(cerr))

@@ -37,6 +37,8 @@ type Config struct {
 	Health      model.Pinger
 	Assembler   model.ContextAssembler
 	Assemblies  model.AssemblyGraph
+	// Generator runs turns on the generation path; without it those routes answer 503.
+	Generator model.Generator
 	// Keys maps each API key to the account it belongs to.
 	Keys    map[string]string
 	Log     *zap.Logger
@@ -51,6 +53,7 @@ type Server struct {
 	health     model.Pinger
 	assembler  model.ContextAssembler
 	assemblies model.AssemblyGraph
+	generator  model.Generator
 	keys       map[string]string
 	log        *zap.Logger
 	validate   *validator.Validate
@@ -60,7 +63,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
-		assembler: cfg.Assembler, assemblies: cfg.Assemblies,
+		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
 		log: cfg.Log, validate: newValidator(),
 	}
 	if s.log == nil {
@@ -122,6 +125,8 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
 	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
 	v1(http.MethodGet, "/policies", s.policies)
+	v1(http.MethodPost, "/generations", s.generate)
+	v1(http.MethodPost, "/runs/:id/continue", s.continueRun)
 	return s
 }
 

@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,7 +65,7 @@ func (s *Service) ReusedJudgements() int64 {
 // an earlier view of it will not be asked for again.
 func judgementKey(view, branchID, policyVersion string, req policy.Request, encoding string) (key, shape string) {
 	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
-		encoding, strings.Join(req.ExactArtifactIDs, ",")}, "\x00")
+		encoding, strings.Join(req.ExactArtifactIDs, ","), strconv.FormatBool(req.ToolRounds)}, "\x00")
 	return view + "\x00" + rest, branchID + "\x00" + rest
 }
 

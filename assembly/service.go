@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -99,7 +100,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 
 	judgedReq := policy.Request{
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
-		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now,
+		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
 	}
 	key, shape := "", ""
 	var j *judgement
@@ -136,6 +137,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	}
 	raw, names := j.raw, snap.ParticipantNames
 	head := header(req.Now)
+	var rs *rounds
+	if req.ToolRounds {
+		rs = &rounds{all: j.verdicts, provider: req.Provider, raw: raw}
+	}
 	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
 	fitStart := time.Now()
 	policy.CompactRecovery(verdicts, costs, compactCosts, fixed, req.TokenBudget)
@@ -144,7 +149,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	policyTime += fitTime
 
 	rerender(verdicts, texts, forms, req.Provider, raw, names)
-	msgs, included := render(verdicts, texts, head)
+	msgs, included := render(verdicts, texts, head, rs)
 	assembled := ChatTokens(tk, msgs)
 	// Token counts of lines joined can differ by a token or two from their sum: trim the
 	// lowest-priority unprotected record until the whole request fits.
@@ -158,7 +163,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 				break
 			}
 			rerender(verdicts, texts, forms, req.Provider, raw, names)
-			msgs, included = render(verdicts, texts, head)
+			msgs, included = render(verdicts, texts, head, rs)
 			assembled = ChatTokens(tk, msgs)
 			continue
 		}
@@ -166,7 +171,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 			Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget, Rule: "budget.final_fit"}
 		policy.SettleConflicts(verdicts)
 		rerender(verdicts, texts, forms, req.Provider, raw, names)
-		msgs, included = render(verdicts, texts, head)
+		msgs, included = render(verdicts, texts, head, rs)
 		assembled = ChatTokens(tk, msgs)
 	}
 	serializeTime += time.Since(start) - fitTime
@@ -262,6 +267,10 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		case vd.Candidate.Kind == model.KindMessage:
 			m := chatMessage(vd.Candidate)
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
+		case policy.InToolRound(req, vd.Candidate):
+			// Sent as a native call of its round (rounds.render), with its result's message.
+			c := vd.Candidate
+			cost = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool, Arguments: roundArguments(c)}) + tokensPerMessage
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
 		default:
@@ -282,12 +291,19 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 
 // render builds the provider messages: one system message holding the context block, then
 // the window messages in lineage order. It also lists what was included, in that order.
-func render(verdicts []policy.Verdict, texts []string, head string) ([]model.ChatMessage, []model.IncludedItem) {
-	var blocks, window []int
+func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) ([]model.ChatMessage, []model.IncludedItem) {
+	var blocks, window, calls []int
+	var member map[int]int
+	if rs != nil {
+		calls, member = rs.roundMembers(verdicts)
+	}
 	for i := range verdicts {
 		vd := &verdicts[i]
+		_, inRound := member[i]
 		switch {
 		case !vd.Included():
+		case inRound || (vd.Candidate.Kind == model.KindToolCall && vd.Decision.As == model.AsMessage):
+			// Sent in its tool round, after the window.
 		case vd.Candidate.Kind == model.KindMessage:
 			window = append(window, i)
 		default:
@@ -342,6 +358,9 @@ func render(verdicts []policy.Verdict, texts []string, head string) ([]model.Cha
 	for _, i := range window {
 		msgs = append(msgs, chatMessage(verdicts[i].Candidate))
 		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+	}
+	if len(calls) > 0 {
+		msgs, included = rs.render(verdicts, texts, calls, member, msgs, included)
 	}
 	return msgs, included
 }
@@ -542,7 +561,7 @@ func (s *Service) Replay(ctx context.Context, accountID, assemblyID string) (mod
 		rep.Differences = append(rep.Differences, fmt.Sprintf("messages: recorded %d, replay %d", len(rec.Messages), len(again.Messages)))
 	} else {
 		for i := range rec.Messages {
-			if rec.Messages[i] != again.Messages[i] {
+			if !reflect.DeepEqual(rec.Messages[i], again.Messages[i]) {
 				rep.Differences = append(rep.Differences, fmt.Sprintf("messages[%d] (%s): text differs", i, rec.Messages[i].Role))
 			}
 		}

@@ -323,8 +323,20 @@ func ChatTokens(c model.TokenCounter, msgs []model.ChatMessage) int {
 	n := tokensPerReply
 	for _, m := range msgs {
 		n += MessageTokens(c, m.Role, m.Content, m.Name)
+		for _, call := range m.ToolCalls {
+			n += ToolCallTokens(c, call)
+		}
+		if m.ToolCallID != "" {
+			n += c.Count(m.ToolCallID)
+		}
 	}
 	return n
+}
+
+// ToolCallTokens counts one call of a tool round: its id, tool name and arguments, with the
+// per-message overhead for the structure around them.
+func ToolCallTokens(c model.TokenCounter, call model.ChatToolCall) int {
+	return tokensPerMessage + c.Count(call.ID) + c.Count(call.Name) + c.Count(call.Arguments)
 }
 
 // ReplyPriming is the fixed cost of a request beyond its messages.

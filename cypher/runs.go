@@ -89,12 +89,100 @@ func (s *Store) FinishRun(ctx context.Context, accountID string, in model.RunEnd
 	})
 }
 
+// RecordModelCall records one model call of the generation path on its assembly and run,
+// ending the run when in.Status is set; KindConflict when the run has already ended.
+func (s *Store) RecordModelCall(ctx context.Context, accountID string, in model.ModelCallRecord) (model.Run, error) {
+	at := in.At
+	if at.IsZero() {
+		at = s.Now().UTC()
+	}
+	params := map[string]any{
+		"runId": in.RunID, "accountId": accountID, "assemblyId": nullable(in.AssemblyID), "policyVersion": nullable(in.PolicyVersion), "requestSha256": nullable(in.RequestSHA256),
+		"responseId": nullable(in.ResponseID), "responseModel": nullable(in.ResponseModel), "finishReason": nullable(in.FinishReason),
+		"inputTokens": int64(in.Usage.InputTokens), "outputTokens": int64(in.Usage.OutputTokens),
+		"latencyMs": float64(in.Latency.Microseconds()) / 1000,
+		"status":    nullable(in.Status), "endedAt": at.UTC(), "recordedAt": s.Now().UTC(),
+		"errorCode": nil, "errorMessage": nil, "providerStatus": nil,
+	}
+	if in.Error != nil {
+		params["errorCode"], params["errorMessage"] = in.Error.Code, in.Error.Message
+		if in.Error.Status != 0 {
+			params["providerStatus"] = int64(in.Error.Status)
+		}
+	}
+	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
+		if _, err := t.require(accountID, "ModelRun", "", in.RunID); err != nil {
+			return model.Run{}, err
+		}
+		rec, err := t.one("RecordModelCall", params)
+		if err != nil {
+			return model.Run{}, err
+		}
+		if rec == nil {
+			return model.Run{}, model.Conflict("run %q has already ended", in.RunID)
+		}
+		return runOf(nodeProps(rec, "r")), nil
+	})
+}
+
 func runOf(p props) model.Run {
-	return model.Run{
+	r := model.Run{
 		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
 		ParticipantID: p.str("participantId"), RuntimeKind: p.str("runtimeKind"), Status: p.str("status"),
 		Provider: p.str("provider"), Model: p.str("model"), TriggerMessageID: p.str("triggerMessageId"),
 		ParentRunID: p.str("parentRunId"), StartedAt: p.time("startedAt"), EndedAt: p.timePtr("endedAt"),
 		RecordedAt: p.time("recordedAt"),
+		ResponseID: p.str("responseId"), ResponseModel: p.str("responseModel"), FinishReason: p.str("finishReason"),
+		LatencyMs: deref(p.float("latencyMs")), ModelCalls: p.i64("modelCalls"), LastAssembly: p.str("lastAssemblyId"), PolicyVersion: p.str("policyVersion"),
 	}
+	if r.ModelCalls > 0 {
+		r.Usage = &model.Usage{InputTokens: int(p.i64("inputTokens")), OutputTokens: int(p.i64("outputTokens"))}
+	}
+	if code := p.str("errorCode"); code != "" {
+		r.Error = &model.ProviderError{Code: code, Message: p.str("errorMessage"), Status: int(p.i64("providerStatus"))}
+	}
+	return r
+}
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}
+
+// BranchConversation returns the conversation a branch of the account belongs to;
+// KindNotFound naming branchId otherwise.
+func (s *Store) BranchConversation(ctx context.Context, accountID, branchID string) (string, error) {
+	return readTx(ctx, s, func(t *tx) (string, error) {
+		rec, err := t.one("BranchConversation", map[string]any{"accountId": accountID, "branchId": branchID})
+		if err != nil {
+			return "", err
+		}
+		if rec == nil {
+			return "", model.NotFound("branch", branchID)
+		}
+		return strValue(rec, "conversationId"), nil
+	})
+}
+
+// RunToolCalls lists the calls a run requested, oldest first, with their outcomes' ids
+// (arguments stored as blobs are not read back).
+func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]model.ToolCall, error) {
+	return readTx(ctx, s, func(t *tx) ([]model.ToolCall, error) {
+		if _, err := t.require(accountID, "ModelRun", "", runID); err != nil {
+			return nil, err
+		}
+		records, err := t.run("RunToolCalls", map[string]any{"accountId": accountID, "runId": runID})
+		if err != nil {
+			return nil, err
+		}
+		calls := make([]model.ToolCall, 0, len(records))
+		for _, r := range records {
+			call := toolCallOf(nodeProps(r, "t"))
+			call.ArtifactIDs = strList(r, "artifactIds")
+			calls = append(calls, call)
+		}
+		return calls, nil
+	})
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/integration/neo4jtest"
+	"github.com/ctxgraph/ctxgraph/provider"
 )
 
 // The suite's real Neo4j store and blob directory, shared by tests that need no special
@@ -120,13 +122,24 @@ func newHarness(t *testing.T) *harness {
 }
 
 func newHarnessWith(t *testing.T, store *cypher.Store, maxBody string) *harness {
+	return newHarnessFull(t, store, maxBody, nil)
+}
+
+// newProviderHarness is a harness whose generations go to the given providers (the echo
+// provider when none).
+func newProviderHarness(t *testing.T, providers ...provider.Config) *harness {
+	return newHarnessFull(t, sharedStore, "", providers)
+}
+
+func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers []provider.Config) *harness {
 	t.Helper()
 	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store),
 		account: "acct-" + randomHex(6)}
 	h.srv = api.New(api.Config{
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
 		Assembler: h.asm, Assemblies: store,
-		Keys: map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
+		Generator: &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers)},
+		Keys:      map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
 		// The cause of a 500 is logged, never sent: the test's log shows it.
 		Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
 	})

@@ -85,6 +85,9 @@ type AssemblyRequest struct {
 	Now              time.Time `json:"now"`
 	AsOf             time.Time `json:"asOf"`
 	Trace            bool      `json:"trace"`
+	// ToolRounds sends the run's answered calls as native tool rounds (DESIGN §6): set by
+	// the generation path, recorded so that replay renders them the same way.
+	ToolRounds bool `json:"toolRounds,omitempty"`
 	// Fresh makes the snapshot a fresh read of the graph instead of the assembler's cached
 	// copy of the conversation brought up to date: replay uses it, so that replaying an
 	// assembly checks the cache as well as the policy.
@@ -189,11 +192,23 @@ type OmittedRef struct {
 	Reason string `json:"reason"`
 }
 
-// ChatMessage is one provider-ready message.
+// ChatMessage is one provider-ready message. Within the run being generated (DESIGN §6),
+// an assistant message carries the tool calls of one round and each `tool` message the
+// result of one of them, named by ToolCallID.
 type ChatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-	Name    string `json:"name,omitempty"`
+	Role       string         `json:"role"`
+	Content    string         `json:"content"`
+	Name       string         `json:"name,omitempty"`
+	ToolCalls  []ChatToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string         `json:"toolCallId,omitempty"`
+}
+
+// ChatToolCall is one call of a tool round as the model asked for it: ID is the
+// provider's call id (a ToolCall's callId), Arguments its JSON.
+type ChatToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Decision is one policy decision about one record.

@@ -140,6 +140,16 @@ type Run struct {
 	StartedAt        time.Time  `json:"startedAt"`
 	EndedAt          *time.Time `json:"endedAt,omitempty"`
 	RecordedAt       time.Time  `json:"recordedAt"`
+	// What the provider answered the run's last model call, on the generation path.
+	ResponseID    string         `json:"responseId,omitempty"`
+	ResponseModel string         `json:"responseModel,omitempty"`
+	FinishReason  string         `json:"finishReason,omitempty"`
+	Usage         *Usage         `json:"usage,omitempty"`
+	LatencyMs     float64        `json:"latencyMs,omitempty"`
+	ModelCalls    int64          `json:"modelCalls,omitempty"`
+	LastAssembly  string         `json:"lastAssemblyId,omitempty"`
+	PolicyVersion string         `json:"policyVersion,omitempty"`
+	Error         *ProviderError `json:"error,omitempty"`
 }
 
 // ToolError is a failed tool execution's error, kept exactly as reported.

@@ -17,6 +17,10 @@ type Request struct {
 	ExactArtifactIDs []string
 	// Now is the clock freshness is judged by.
 	Now time.Time
+	// ToolRounds asks for the assembly run's answered calls as tool rounds in the
+	// provider's native form (DESIGN §6): each call with its result, never one without
+	// the other. The generation path sets it.
+	ToolRounds bool
 }
 
 // Budget tiers, filled in this order.
@@ -154,7 +158,7 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 		switch c.Kind {
 		case model.KindToolCall:
 			*vd = judgeCall(v, req, c, vd.Decision)
-			if vd.Included() {
+			if vd.Included() && vd.Decision.As == model.AsRecovery {
 				recoveryCalls[c.ID] = true
 			}
 		case model.KindArtifact:
@@ -224,6 +228,12 @@ func recoveryForParent(req Request, c *model.Candidate) bool {
 		unresolved(c) && c.Visibility != "audit"
 }
 
+// InToolRound reports whether a call goes to the provider as a native tool round: the
+// request asks for rounds, the call is the assembly run's own and it has an outcome.
+func InToolRound(req Request, c *model.Candidate) bool {
+	return req.ToolRounds && req.RunID != "" && c.Kind == model.KindToolCall && c.OwnerRunID == req.RunID && len(c.ArtifactIDs) > 0
+}
+
 // unresolved reports whether a call is pending, deferred, or failed with no later retry.
 func unresolved(c *model.Candidate) bool {
 	switch c.Status {
@@ -239,6 +249,13 @@ func unresolved(c *model.Candidate) bool {
 // represented by their artifacts and memories.
 func judgeCall(v Version, req Request, c *model.Candidate, _ model.Decision) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
+	if InToolRound(req, c) {
+		// The model asked for this call in the run being generated: it goes back as the
+		// native call, its result beside it, so that neither is ever sent alone.
+		vd.Decision = include(c, model.AsMessage, "rehydration", "rehydration.current_run_round", "a tool round of the run being generated, sent with its result")
+		vd.Tier, vd.Protected = TierProtected, true
+		return vd
+	}
 	if unresolved(c) {
 		rule := "recovery.unresolved_" + c.Status
 		switch {

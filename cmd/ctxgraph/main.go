@@ -32,7 +32,9 @@ import (
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/provider"
 )
 
 func main() {
@@ -78,6 +80,9 @@ type Main struct {
 	BlobSweep time.Duration
 	// DevKey is set when no keys were configured and a development key was made.
 	DevKey string
+	// Providers are the model providers of CTXGRAPH_PROVIDERS_FILE; none means the
+	// built-in echo provider.
+	Providers []provider.Config
 
 	log         *zap.Logger
 	store       *cypher.Store
@@ -96,6 +101,13 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		Password: getenv("NEO4J_PASSWORD"), Database: orDefault(getenv("NEO4J_DATABASE"), "neo4j"),
 	}
 	m.Addr = orDefault(getenv("CTXGRAPH_ADDR"), "127.0.0.1:8080")
+	if path := getenv("CTXGRAPH_PROVIDERS_FILE"); path != "" {
+		cfgs, err := provider.Load(path, getenv)
+		if err != nil {
+			return model.Invalid("CTXGRAPH_PROVIDERS_FILE", "%v", err)
+		}
+		m.Providers = cfgs
+	}
 	m.BlobDir = orDefault(getenv("CTXGRAPH_BLOB_DIR"), filepath.Join(".ctxgraph", "blobs"))
 	m.MaxBody = getenv("CTXGRAPH_MAX_BODY")
 	m.RecordCache = cypher.DefaultRecordCacheSize
@@ -215,9 +227,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.migrate(ctx, time.Minute); err != nil {
 		return err
 	}
+	asm := assembly.NewService(m.store)
 	srv := api.New(api.Config{
-		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: assembly.NewService(m.store), Assemblies: m.store,
-		Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
+		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: asm, Assemblies: m.store,
+		Generator: &generation.Service{Graph: m.store, Calls: m.store, Assembler: asm, Providers: provider.NewRegistry(m.Providers)},
+		Keys:      m.Keys, Log: log, MaxBody: m.MaxBody,
 	})
 	m.server = srv.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)

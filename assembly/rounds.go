@@ -1,0 +1,184 @@
+package assembly
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// rounds renders the tool rounds of the run being generated in the provider's native form
+// (DESIGN §6 "Serialising for a provider"): per round the assistant's calls, then one
+// result per call. A result is what the policies included of the call's outcome (its raw
+// body, a reference to it, the memory or safe summary standing in for it) or, when they
+// included nothing, a line naming the artifact and why its body is withheld: never missing.
+type rounds struct {
+	// all is every verdict of the judgement, for what the budget never saw (an outcome
+	// omitted for privacy) and for the seq of every outcome.
+	all      []policy.Verdict
+	provider string
+	raw      map[string]model.ArtifactRaw
+}
+
+// roundMembers maps each included record that belongs to a tool round (a round call's
+// outcome, or a memory standing in for one) to its call's index in verdicts, and lists the
+// round calls in seq order.
+func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member map[int]int) {
+	member = map[int]int{}
+	callOf := map[string]int{}
+	artifactCall := map[string]int{}
+	for i := range verdicts {
+		vd := &verdicts[i]
+		if vd.Included() && vd.Candidate.Kind == model.KindToolCall && vd.Decision.As == model.AsMessage {
+			calls = append(calls, i)
+			callOf[vd.Candidate.ID] = i
+			for _, a := range vd.Candidate.ArtifactIDs {
+				artifactCall[a] = i
+			}
+		}
+	}
+	sort.SliceStable(calls, func(x, y int) bool { return verdicts[calls[x]].Candidate.Seq < verdicts[calls[y]].Candidate.Seq })
+	for i := range verdicts {
+		vd := &verdicts[i]
+		if !vd.Included() {
+			continue
+		}
+		switch vd.Candidate.Kind {
+		case model.KindArtifact:
+			if k, ok := callOf[vd.Candidate.ToolCallID]; ok {
+				member[i] = k
+			}
+		case model.KindMemory:
+			// A memory joins the first round whose outcome it was derived from.
+			first := -1
+			for _, src := range vd.Candidate.SourceArtifactIDs {
+				if k, ok := artifactCall[src]; ok && (first < 0 || verdicts[k].Candidate.Seq < verdicts[first].Candidate.Seq) {
+					first = k
+				}
+			}
+			if first >= 0 {
+				member[i] = first
+			}
+		}
+	}
+	return calls, member
+}
+
+// render appends the rounds to msgs and their records to included.
+func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, member map[int]int, msgs []model.ChatMessage, included []model.IncludedItem) ([]model.ChatMessage, []model.IncludedItem) {
+	results := map[int][]int{}
+	for i, k := range member {
+		results[k] = append(results[k], i)
+	}
+	outcomeSeq := map[string]int64{}
+	state := map[string]*policy.Verdict{}
+	for i := range r.all {
+		if c := r.all[i].Candidate; c.Kind == model.KindArtifact {
+			outcomeSeq[c.ID] = c.Seq
+			state[c.ID] = &r.all[i]
+		}
+	}
+	for i := range verdicts {
+		state[verdicts[i].Candidate.ID] = &verdicts[i]
+	}
+	// A round ends where a result arrived: a call recorded after an earlier call's outcome
+	// belongs to the model's next request.
+	var groups [][]int
+	var firstResult int64 = -1
+	for _, k := range calls {
+		c := verdicts[k].Candidate
+		if len(groups) == 0 || (firstResult >= 0 && c.Seq > firstResult) {
+			groups = append(groups, nil)
+			firstResult = -1
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], k)
+		for _, a := range c.ArtifactIDs {
+			if s, ok := outcomeSeq[a]; ok && (firstResult < 0 || s < firstResult) {
+				firstResult = s
+			}
+		}
+	}
+	for _, group := range groups {
+		ask := model.ChatMessage{Role: "assistant"}
+		for _, k := range group {
+			c := verdicts[k].Candidate
+			ask.ToolCalls = append(ask.ToolCalls, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool, Arguments: roundArguments(c)})
+			included = append(included, model.IncludedItem{Ref: c.ID, Type: c.Kind, As: verdicts[k].Decision.As})
+		}
+		msgs = append(msgs, ask)
+		for _, k := range group {
+			c := verdicts[k].Candidate
+			parts := results[k]
+			sort.Slice(parts, func(x, y int) bool { return verdicts[parts[x]].Candidate.Seq < verdicts[parts[y]].Candidate.Seq })
+			lines := make([]string, 0, len(parts))
+			for _, i := range parts {
+				lines = append(lines, r.resultText(&verdicts[i], texts[i]))
+				included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+			}
+			if len(lines) == 0 {
+				lines = append(lines, r.withheld(c, state))
+			}
+			msgs = append(msgs, model.ChatMessage{Role: "tool", ToolCallID: roundCallID(c), Content: strings.Join(lines, "\n")})
+		}
+	}
+	return msgs, included
+}
+
+// resultText is one included record of a round's result: a raw body as it is (an error as
+// its code and message), anything else as its context line.
+func (r *rounds) resultText(vd *policy.Verdict, text string) string {
+	c := vd.Candidate
+	if c.Kind != model.KindArtifact || vd.Decision.As != model.AsRaw {
+		return text
+	}
+	body := r.raw[c.ID]
+	out := string(body.Result)
+	if body.Error != nil {
+		out = fmt.Sprintf("error %s: %s", body.Error.Code, body.Error.Message)
+		if out2 := string(body.Result); out2 != "" {
+			out += "\n" + out2
+		}
+	}
+	if c.Status != "succeeded" && c.Status != "" {
+		out = "(" + c.Status + ") " + out
+	}
+	return out
+}
+
+// withheld names the outcome of a call whose result the policies did not include, and why.
+func (r *rounds) withheld(c *model.Candidate, state map[string]*policy.Verdict) string {
+	id, why := "", "not recorded"
+	for _, a := range c.ArtifactIDs {
+		id, why = a, "left out"
+		if vd, ok := state[a]; ok {
+			switch vd.Decision.Reason {
+			case model.ReasonPrivacy:
+				why = "restricted for " + r.provider
+			case model.ReasonBudget:
+				why = "over the token budget; request it as exact evidence"
+			case "":
+			default:
+				why = strings.ReplaceAll(vd.Decision.Reason, "_", " ")
+			}
+		}
+	}
+	return fmt.Sprintf("Result of %s kept as artifact %s, not shown: %s.", c.Tool, id, why)
+}
+
+// roundCallID is the provider's id of a round's call, or ctxgraph's when it had none.
+func roundCallID(c *model.Candidate) string {
+	if c.CallID != "" {
+		return c.CallID
+	}
+	return c.ID
+}
+
+// roundArguments is a round call's arguments as the model sent them.
+func roundArguments(c *model.Candidate) string {
+	if c.Arguments == "" {
+		return "{}"
+	}
+	return c.Arguments
+}

@@ -1,0 +1,322 @@
+// Package generation runs turns on the generation path (DESIGN §6): it records the user
+// message, starts one run per participant, assembles each model call's context (§4) with
+// the run's tool rounds in native form, calls the participant's provider and records what
+// came back — the assistant message, or the tool calls the client is to run.
+package generation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// recordTimeout bounds the writes that record a model call's outcome. They run even when
+// the client has gone (a cancelled run is still recorded as such).
+const recordTimeout = 30 * time.Second
+
+// Service runs turns and continuations.
+type Service struct {
+	Graph     model.ExecutionGraph
+	Calls     model.GenerationGraph
+	Assembler model.ContextAssembler
+	Providers model.Providers
+}
+
+// participantCall is one participant's resolved provider and model.
+type participantCall struct {
+	participant model.Participant
+	provider    model.Provider
+	model       string
+}
+
+// Generate runs a turn: see model.Generator.
+func (s *Service) Generate(ctx context.Context, accountID string, req model.GenerationRequest) (model.Generation, error) {
+	convID, err := s.Calls.BranchConversation(ctx, accountID, req.BranchID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	conv, err := s.Graph.Conversation(ctx, accountID, convID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	calls, err := s.resolve(conv, req.ParticipantIDs)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	kind := req.RuntimeKind
+	switch {
+	case kind != "":
+	case len(req.ParentMessageIDs) > 0:
+		kind = "branch_submission"
+	case len(calls) > 1:
+		kind = "multi_model"
+	default:
+		kind = "chat"
+	}
+	if req.UserMessage == nil && len(req.ParentMessageIDs) > 0 {
+		return model.Generation{}, model.Invalid("parentMessageIds", "parentMessageIds needs a userMessage: it is what replies to them")
+	}
+
+	out := model.Generation{Runs: make([]model.RunResult, len(calls))}
+	trigger := ""
+	if req.UserMessage != nil {
+		msg, err := s.Graph.AppendMessage(ctx, accountID, model.NewMessage{
+			BranchID: req.BranchID, Role: "user", Content: req.UserMessage.Content, ParentMessageIDs: req.ParentMessageIDs,
+			At: req.UserMessage.At,
+		})
+		if err != nil {
+			return model.Generation{}, err
+		}
+		trigger, out.UserMessageID = msg.ID, msg.ID
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(calls))
+	for i, pc := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run, err := s.Graph.StartRun(ctx, accountID, model.NewRun{
+				BranchID: req.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: kind, TriggerMessageID: trigger,
+				Provider: pc.provider.Name(), Model: pc.model,
+			})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out.Runs[i], errs[i] = s.step(ctx, accountID, run, pc, stepRequest{
+				policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget, exactArtifactIDs: req.ExactArtifactIDs,
+				replyTo: trigger, options: req.Options,
+			})
+		}()
+	}
+	wg.Wait()
+	return out, answer(out, errs)
+}
+
+// Continue calls the model again for a run whose calls all have results.
+func (s *Service) Continue(ctx context.Context, accountID string, req model.ContinueRequest) (model.Generation, error) {
+	run, err := s.Graph.Run(ctx, accountID, req.RunID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	if run.Status != model.RunStatusRunning {
+		return model.Generation{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", run.ID, run.Status)
+	}
+	if run.ModelCalls == 0 {
+		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
+	}
+	requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	var open []string
+	for _, c := range requested {
+		if len(c.ArtifactIDs) == 0 {
+			open = append(open, c.ID)
+		}
+	}
+	if len(open) > 0 {
+		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "toolCalls",
+			Message: fmt.Sprintf("run %q still waits for the result of tool call %s: post it to /v1/tool-calls/{id}/result first", run.ID, strings.Join(open, ", "))}
+	}
+	conv, err := s.Graph.Conversation(ctx, accountID, run.ConversationID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	calls, err := s.resolve(conv, []string{run.ParticipantID})
+	if err != nil {
+		return model.Generation{}, err
+	}
+	calls[0].model = run.Model
+	res, err := s.step(ctx, accountID, run, calls[0], stepRequest{
+		tokenBudget: req.TokenBudget, replyTo: run.TriggerMessageID, options: req.Options, policyVersion: run.PolicyVersion,
+	})
+	out := model.Generation{Runs: []model.RunResult{res}}
+	return out, answer(out, []error{err})
+}
+
+// resolve finds each participant and the provider and model it calls; a participant that
+// is not the conversation's, or whose provider or model is not configured, is invalid.
+func (s *Service) resolve(conv model.Conversation, ids []string) ([]participantCall, error) {
+	byID := map[string]model.Participant{}
+	for _, p := range conv.Participants {
+		byID[p.ID] = p
+	}
+	out := make([]participantCall, 0, len(ids))
+	for _, id := range ids {
+		p, ok := byID[id]
+		if !ok {
+			return nil, model.Invalid("participantIds", "participant %q is not a participant of conversation %s", id, conv.ID)
+		}
+		name := p.Provider
+		if name == "" {
+			name = s.Providers.Default()
+		}
+		prov, ok := s.Providers.Provider(name)
+		if !ok {
+			return nil, model.Invalid("participantIds", "participant %q names provider %q, which is not configured (CTXGRAPH_PROVIDERS_FILE)", id, name)
+		}
+		m, ok := s.Providers.Model(name, p.Model)
+		if !ok {
+			if p.Model == "" {
+				return nil, model.Invalid("participantIds", "participant %q names no model and provider %q lists none", id, name)
+			}
+			return nil, model.Invalid("participantIds", "participant %q asks for model %q, which provider %q does not allow", id, p.Model, name)
+		}
+		out = append(out, participantCall{participant: p, provider: prov, model: m})
+	}
+	return out, nil
+}
+
+type stepRequest struct {
+	policyVersion    string
+	tokenBudget      int
+	exactArtifactIDs []string
+	replyTo          string
+	options          model.CallOptions
+}
+
+// step makes one model call of a run: assemble, call, record.
+func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest) (model.RunResult, error) {
+	res := model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}
+	a, err := s.Assembler.Assemble(ctx, accountID, model.AssemblyRequest{
+		BranchID: run.BranchID, ParticipantID: pc.participant.ID, RunID: run.ID, RuntimeKind: run.RuntimeKind,
+		Provider: pc.provider.Name(), Model: pc.model, TokenBudget: sr.tokenBudget, ExactArtifactIDs: orEmpty(sr.exactArtifactIDs),
+		PolicyVersion: sr.policyVersion, ToolRounds: true,
+	})
+	if err != nil {
+		s.fail(ctx, accountID, run.ID, "", &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"}, nil, "")
+		return res, err
+	}
+	res.AssemblyID = a.ID
+	res.Tokens = model.GenerationTokens{Assembled: a.Tokens.Assembled, Baseline: a.Tokens.Baseline}
+	emit := sr.options.OnEvent
+	if emit != nil {
+		emit(model.GenerationEvent{Name: model.EventRunStarted, Data: map[string]string{"runId": run.ID, "participantId": pc.participant.ID, "assemblyId": a.ID}})
+	}
+	preq := model.ProviderRequest{
+		Model: pc.model, Messages: a.Messages, Tools: sr.options.Tools, ToolChoice: sr.options.ToolChoice,
+		MaxOutputTokens: sr.options.MaxOutputTokens, Temperature: sr.options.Temperature,
+	}
+	if emit != nil {
+		preq.OnDelta = func(text string) {
+			emit(model.GenerationEvent{Name: model.EventMessageDelta, Data: map[string]string{"runId": run.ID, "text": text}})
+		}
+	}
+	var call model.ProviderCall
+	resp, err := pc.provider.Generate(ctx, preq, &call)
+
+	// What came back is recorded even when the client has gone.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency}
+	if err != nil {
+		var pe *model.ProviderError
+		if !errors.As(err, &pe) {
+			pe = &model.ProviderError{Code: "provider_error", Message: "the provider call failed"}
+		}
+		if ctx.Err() != nil {
+			pe = &model.ProviderError{Code: "cancelled", Message: "the client disconnected before the provider answered"}
+		}
+		res.Status, res.Error = model.RunFailed, pe
+		s.fail(rctx, accountID, run.ID, a.ID, pe, &call, a.PolicyVersion)
+		s.emitEnd(emit, res)
+		return res, nil
+	}
+	rec.ResponseID, rec.ResponseModel, rec.FinishReason, rec.Usage = resp.ID, resp.Model, resp.FinishReason, resp.Usage
+	res.FinishReason, res.Usage = resp.FinishReason, resp.Usage
+	if len(resp.ToolCalls) > 0 {
+		for _, tc := range resp.ToolCalls {
+			callID := tc.ID
+			if callID == "" {
+				callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+			}
+			t, err := s.Graph.RequestToolCall(rctx, accountID, model.NewToolCall{RunID: run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments), CallID: callID})
+			if err != nil {
+				return res, err
+			}
+			rt := model.RequestedToolCall{ID: t.ID, CallID: t.CallID, Tool: t.Tool, Arguments: t.Arguments}
+			res.ToolCalls = append(res.ToolCalls, rt)
+			if emit != nil {
+				emit(model.GenerationEvent{Name: model.EventToolCall, Data: map[string]any{"runId": run.ID, "toolCall": rt}})
+			}
+		}
+		if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
+			return res, err
+		}
+		res.Status = model.RunAwaitingTools
+		s.emitEnd(emit, res)
+		return res, nil
+	}
+	var parents []string
+	if sr.replyTo != "" {
+		parents = []string{sr.replyTo}
+	}
+	msg, err := s.Graph.AppendMessage(rctx, accountID, model.NewMessage{
+		BranchID: run.BranchID, Role: "assistant", Content: resp.Content, ParticipantID: pc.participant.ID, RunID: run.ID,
+		ParentMessageIDs: parents,
+	})
+	if err != nil {
+		return res, err
+	}
+	rec.Status = model.RunCompleted
+	if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
+		return res, err
+	}
+	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
+	s.emitEnd(emit, res)
+	return res, nil
+}
+
+// fail records a run's failed model call, best effort: the run's failure is answered
+// either way.
+func (s *Service) fail(ctx context.Context, accountID, runID, assemblyID string, pe *model.ProviderError, call *model.ProviderCall, policyVersion string) {
+	rec := model.ModelCallRecord{RunID: runID, AssemblyID: assemblyID, PolicyVersion: policyVersion, Status: model.RunFailed, Error: pe}
+	if call != nil {
+		rec.RequestSHA256, rec.Latency = call.RequestSHA256, call.Latency
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	_, _ = s.Calls.RecordModelCall(rctx, accountID, rec)
+}
+
+func (s *Service) emitEnd(emit func(model.GenerationEvent), res model.RunResult) {
+	if emit == nil {
+		return
+	}
+	name := map[string]string{model.RunCompleted: model.EventRunCompleted, model.RunAwaitingTools: model.EventRunAwaitingTools, model.RunFailed: model.EventRunFailed}[res.Status]
+	emit(model.GenerationEvent{Name: name, Data: res})
+}
+
+// answer is the error a turn answers with: the first error that is not a provider's,
+// else a *model.ProviderError when every run failed at its provider.
+func answer(out model.Generation, errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for _, r := range out.Runs {
+		if r.Status != model.RunFailed {
+			return nil
+		}
+	}
+	if len(out.Runs) == 0 {
+		return nil
+	}
+	return &model.ProviderError{Code: "provider_error", Message: "every run of the turn failed at its provider"}
+}
+
+func orEmpty(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}

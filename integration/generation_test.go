@@ -1,0 +1,512 @@
+package integration
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/provider"
+)
+
+// protocolServer is an in-test server speaking a provider's protocol: it keeps every
+// request exactly as received and answers what the test scripts.
+type protocolServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	bodies   [][]byte
+	headers  []http.Header
+	times    []time.Time
+	answer   func(n int, req map[string]any) (status int, header map[string]string, body any)
+	wantPath string
+}
+
+func newProtocolServer(t *testing.T, path string, answer func(n int, req map[string]any) (int, map[string]string, any)) *protocolServer {
+	p := &protocolServer{answer: answer, wantPath: path}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		n := len(p.bodies)
+		p.bodies, p.headers, p.times = append(p.bodies, body), append(p.headers, r.Header.Clone()), append(p.times, time.Now())
+		p.mu.Unlock()
+		if r.URL.Path != p.wantPath {
+			http.Error(w, "unexpected path "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		var req map[string]any
+		_ = json.Unmarshal(body, &req)
+		status, header, out := p.answer(n, req)
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// request returns the n-th request's body decoded.
+func (p *protocolServer) request(t *testing.T, n int) map[string]any {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n >= len(p.bodies) {
+		t.Fatalf("the provider got %d requests, want at least %d", len(p.bodies), n+1)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(p.bodies[n], &m); err != nil {
+		t.Fatalf("request %d is not JSON: %s", n, p.bodies[n])
+	}
+	return m
+}
+
+func (p *protocolServer) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bodies)
+}
+
+func (p *protocolServer) sha256(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sum := sha256.Sum256(p.bodies[n])
+	return hex.EncodeToString(sum[:])
+}
+
+func openAIText(text string) any {
+	return map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": text}}},
+		"usage":   map[string]any{"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129}}
+}
+
+func openAIToolCall(id, name, args string) any {
+	return map[string]any{"id": "chatcmpl-0", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil,
+			"tool_calls": []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}}}}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112}}
+}
+
+func anthropicText(text string) any {
+	return map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "end_turn",
+		"content": []any{map[string]any{"type": "text", "text": text}}, "usage": map[string]any{"input_tokens": 80, "output_tokens": 7}}
+}
+
+func anthropicToolUse(id, name string, input map[string]any) any {
+	return map[string]any{"id": "msg_0", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "tool_use",
+		"content": []any{map[string]any{"type": "text", "text": "Let me look."}, map[string]any{"type": "tool_use", "id": id, "name": name, "input": input}},
+		"usage":   map[string]any{"input_tokens": 70, "output_tokens": 15}}
+}
+
+// conversationWith makes a conversation with one participant per (name, provider, model).
+func (h *harness) conversationWith(participants ...[3]string) (conv, branch string, ids []string) {
+	h.t.Helper()
+	c := h.must(201, "POST", "/v1/conversations", map[string]any{"title": "generations"})
+	conv, branch = str(c, "id"), str(c, "branchId")
+	for _, p := range participants {
+		ids = append(ids, str(h.must(201, "POST", "/v1/conversations/"+conv+"/participants",
+			map[string]any{"kind": "model", "name": p[0], "provider": p[1], "model": p[2]}), "id"))
+	}
+	return conv, branch, ids
+}
+
+var sheetTool = map[string]any{"name": "sheet_read", "description": "read a sheet",
+	"parameters": map[string]any{"type": "object", "properties": map[string]any{"sheet": map[string]any{"type": "string"}}, "required": []any{"sheet"}}}
+
+// messagesOf returns the request's messages.
+func messagesOf(t *testing.T, req map[string]any) []map[string]any {
+	t.Helper()
+	raw, _ := req["messages"].([]any)
+	out := make([]map[string]any, 0, len(raw))
+	for _, m := range raw {
+		out = append(out, m.(map[string]any))
+	}
+	return out
+}
+
+func first(r map[string]any, k string) map[string]any {
+	list, _ := r[k].([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	m, _ := list[0].(map[string]any)
+	return m
+}
+
+func TestGenerationToolLoopOpenAI(t *testing.T) {
+	const key = "sk-test-ctxgraph-4711"
+	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
+		if n == 0 {
+			return 200, nil, openAIToolCall("call_abc", "sheet_read", `{"sheet":"q3"}`)
+		}
+		return 200, nil, openAIText("Q3 revenue was 4.2M in the north.")
+	})
+	t.Setenv("CTXGRAPH_TEST_OPENAI_KEY", key)
+	cfgs, err := provider.Parse([]byte(`providers:
+  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", apiKeyEnv: CTXGRAPH_TEST_OPENAI_KEY, maxRetries: 0}
+`), func(k string) string { return map[string]string{"CTXGRAPH_TEST_OPENAI_KEY": key}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newProviderHarness(t, cfgs...)
+	conv, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+
+	gen := h.must(201, "POST", "/v1/generations", map[string]any{
+		"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "find the Q3 numbers"},
+		"tools": []any{sheetTool}, "toolChoice": "auto",
+	})
+	run := first(gen, "runs")
+	if run["status"] != "awaiting_tools" {
+		t.Fatalf("first call: got run %v, want awaiting_tools", run)
+	}
+	call := first(run, "toolCalls")
+	if call["callId"] != "call_abc" || call["tool"] != "sheet_read" {
+		t.Fatalf("tool call handed back: %v", call)
+	}
+	runID, callID := str(run, "runId"), str(call, "id")
+
+	// Request 1: the user message, the tool offered with its schema, the key only in the header.
+	req0 := fake.request(t, 0)
+	msgs := messagesOf(t, req0)
+	if last := msgs[len(msgs)-1]; last["role"] != "user" || last["content"] != "find the Q3 numbers" {
+		t.Fatalf("request 1 does not end with the user message: %v", msgs)
+	}
+	if tools, _ := req0["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["function"].(map[string]any)["name"] != "sheet_read" {
+		t.Fatalf("request 1 tools: %v", req0["tools"])
+	}
+	if got := fake.headers[0].Get("Authorization"); got != "Bearer "+key {
+		t.Fatalf("Authorization header %q", got)
+	}
+
+	// Continuing before the result is in names the call.
+	r := h.call("POST", "/v1/runs/"+runID+"/continue", map[string]any{"tools": []any{sheetTool}})
+	h.expectError(r, 409, "conflict", "toolCalls")
+	if !strings.Contains(string(r.body), callID) {
+		t.Fatalf("409 does not name the call: %s", r.body)
+	}
+	if fake.count() != 1 {
+		t.Fatalf("a refused continue called the provider")
+	}
+
+	h.must(201, "POST", "/v1/tool-calls/"+callID+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"rows": []any{[]any{"north", 4.2}}}, "privacyClass": "internal"})
+	done := h.must(200, "POST", "/v1/runs/"+runID+"/continue", map[string]any{"tools": []any{sheetTool}})
+	run = first(done, "runs")
+	if run["status"] != "completed" || first(done, "runs")["message"].(map[string]any)["content"] != "Q3 revenue was 4.2M in the north." {
+		t.Fatalf("second call: %v", run)
+	}
+
+	// Request 2: the round in native form, the call then its result, nothing orphaned.
+	msgs = messagesOf(t, fake.request(t, 1))
+	pairs := 0
+	for i, m := range msgs {
+		calls, _ := m["tool_calls"].([]any)
+		if len(calls) == 0 {
+			continue
+		}
+		tc := calls[0].(map[string]any)
+		if tc["id"] != "call_abc" || tc["function"].(map[string]any)["arguments"] != `{"sheet":"q3"}` {
+			t.Fatalf("round call: %v", tc)
+		}
+		if i+1 >= len(msgs) || msgs[i+1]["role"] != "tool" || msgs[i+1]["tool_call_id"] != "call_abc" ||
+			!strings.Contains(msgs[i+1]["content"].(string), "north") {
+			t.Fatalf("the call is not followed by its result: %v", msgs)
+		}
+		pairs++
+	}
+	if pairs != 1 {
+		t.Fatalf("request 2 holds %d tool rounds, want 1: %v", pairs, msgs)
+	}
+	for _, m := range msgs {
+		if m["role"] == "system" && strings.Contains(m["content"].(string), "north") {
+			t.Fatalf("the round's result is also in the context block: %v", m)
+		}
+	}
+
+	// The graph: two assemblies FOR_RUN the run, each with the sha256 of the body sent;
+	// the answer GENERATED_BY the run and REPLYING_TO the user message; no key anywhere.
+	recs := cypherQuery(t, `MATCH (a:ContextAssembly)-[:FOR_RUN]->(r:ModelRun {id: $run}) RETURN a.requestSha256 AS sha ORDER BY a.createdAt`, map[string]any{"run": runID})
+	if len(recs) != 2 {
+		t.Fatalf("%d assemblies for the run, want 2", len(recs))
+	}
+	for i, rec := range recs {
+		if got, _ := rec.Get("sha"); got != fake.sha256(i) {
+			t.Fatalf("assembly %d records sha256 %v, the provider got %s", i, got, fake.sha256(i))
+		}
+	}
+	if n := cypherCount(t, `MATCH (m:Message {role: 'assistant'})-[:GENERATED_BY]->(r:ModelRun {id: $run, status: 'completed'})
+		MATCH (m)-[:REPLIES_TO]->(:Message {id: $user}) WHERE r.responseId = 'chatcmpl-1' AND r.inputTokens = 120 RETURN count(m)`,
+		map[string]any{"run": runID, "user": str(gen, "userMessageId")}); n != 1 {
+		t.Fatalf("the answer is not recorded GENERATED_BY its run: %d", n)
+	}
+	if n := keyedNodes(t, conv, "find the Q3 numbers"); n == 0 {
+		t.Fatal("the probe for a key finds not even the user message")
+	}
+	if n := keyedNodes(t, conv, key); n != 0 {
+		t.Fatalf("the provider key is in %d nodes of the graph", n)
+	}
+	for _, id := range []string{str(first(gen, "runs"), "assemblyId"), str(run, "assemblyId")} {
+		if rep := h.must(200, "POST", "/v1/assemblies/"+id+"/replay", nil); rep["identical"] != true {
+			t.Fatalf("assembly %s does not replay identical: %v", id, rep)
+		}
+	}
+}
+
+func providersFor(t *testing.T, yaml string) []provider.Config {
+	t.Helper()
+	cfgs, err := provider.Parse([]byte(yaml), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfgs
+}
+
+// A multi-model turn: one OpenAI-kind and one Anthropic-kind participant called
+// concurrently, each in its own wire format, and a restricted tool result that never
+// reaches the provider that may not receive it.
+func TestGenerationMultiModelAndPrivacy(t *testing.T) {
+	const secret = "GOOGLE-CALENDAR-SECRET-7731"
+	oai := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+		return 200, nil, openAIText("gpt's view")
+	})
+	ant := newProtocolServer(t, "/v1/messages", func(n int, _ map[string]any) (int, map[string]string, any) {
+		if n == 0 {
+			return 200, nil, anthropicToolUse("toolu_1", "calendar_read", map[string]any{"day": "monday"})
+		}
+		return 200, nil, anthropicText("claude's view")
+	})
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+oai.URL+`/v1", maxRetries: 0}
+  - {name: anthropic, kind: anthropic, baseURL: "`+ant.URL+`", maxRetries: 0}
+`)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"}, [3]string{"claude", "anthropic", "claude-test"})
+	h.must(201, "POST", "/v1/branches/"+branch+"/messages", map[string]any{"role": "system", "content": "Answer in one sentence."})
+	gen := h.must(201, "POST", "/v1/generations", map[string]any{
+		"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "what is on monday?"},
+		"tools": []any{map[string]any{"name": "calendar_read", "parameters": map[string]any{"type": "object"}}},
+	})
+	runs, _ := gen["runs"].([]any)
+	if len(runs) != 2 || runs[0].(map[string]any)["status"] != "completed" || runs[1].(map[string]any)["status"] != "awaiting_tools" {
+		t.Fatalf("multi-model turn: %v", runs)
+	}
+	if n := cypherCount(t, `MATCH (r:ModelRun {runtimeKind: 'multi_model'})-[:TRIGGERED_BY]->(:Message {id: $m}) RETURN count(r)`,
+		map[string]any{"m": str(gen, "userMessageId")}); n != 2 {
+		t.Fatalf("%d multi_model runs triggered by the user message, want 2", n)
+	}
+	claude := runs[1].(map[string]any)
+	call := first(claude, "toolCalls")
+	if call["callId"] != "toolu_1" {
+		t.Fatalf("anthropic tool call: %v", call)
+	}
+	// Anthropic may not receive google_derived data: the round's result is the safe summary.
+	h.must(201, "POST", "/v1/tool-calls/"+str(call, "id")+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"events": []any{secret}}, "privacyClass": "google_derived",
+		"memories": []any{map[string]any{"summary": "Monday: " + secret, "safeSummary": "one event on Monday", "privacyClass": "google_derived"}},
+	})
+	done := h.must(200, "POST", "/v1/runs/"+str(claude, "runId")+"/continue", map[string]any{})
+	if first(done, "runs")["status"] != "completed" {
+		t.Fatalf("continue: %v", done)
+	}
+	body := string(ant.bodies[1])
+	if strings.Contains(body, secret) {
+		t.Fatalf("the restricted body reached anthropic: %s", body)
+	}
+	req := ant.request(t, 1)
+	if sys, _ := req["system"].([]any); len(sys) != 1 || !strings.Contains(sys[0].(map[string]any)["text"].(string), "Answer in one sentence.") {
+		t.Fatalf("the system content is not in system: %s", body)
+	}
+	if strings.Contains(fmtMessages(req), "Answer in one sentence.") {
+		t.Fatalf("the system content is also in a turn: %s", body)
+	}
+	msgs := messagesOf(t, req)
+	if msgs[0]["role"] != "user" {
+		t.Fatalf("the Messages request does not open with a user turn: %s", body)
+	}
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i]["role"] == msgs[i-1]["role"] {
+			t.Fatalf("turns %d and %d are both %s: %s", i-1, i, msgs[i]["role"], body)
+		}
+	}
+	var use, result map[string]any
+	for _, m := range msgs {
+		blocks, _ := m["content"].([]any)
+		for _, b := range blocks {
+			bm := b.(map[string]any)
+			switch bm["type"] {
+			case "tool_use":
+				use = bm
+			case "tool_result":
+				result = bm
+			}
+		}
+	}
+	if use == nil || use["id"] != "toolu_1" || result == nil || result["tool_use_id"] != "toolu_1" {
+		t.Fatalf("the round is not a tool_use answered by its tool_result: %s", body)
+	}
+	if !strings.Contains(body, "one event on Monday") {
+		t.Fatalf("the round's result is not the safe summary: %s", body)
+	}
+	// The other participant saw neither the call nor its result (its run had completed).
+	if strings.Contains(string(oai.bodies[0]), "calendar_read\",\"arguments") {
+		t.Fatalf("gpt saw claude's call")
+	}
+}
+
+// Retries on 429 honour Retry-After; a provider that keeps failing fails the run, kept on
+// the run with its status, and a turn whose every run failed answers 502.
+func TestGenerationProviderFailures(t *testing.T) {
+	flaky := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+		if n == 0 {
+			return 429, map[string]string{"Retry-After": "1"}, map[string]any{"error": map[string]any{"message": "slow down", "type": "rate_limit"}}
+		}
+		return 200, nil, openAIText("after the wait")
+	})
+	broken := newProtocolServer(t, "/v1/messages", func(n int, _ map[string]any) (int, map[string]string, any) {
+		return 500, nil, map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": "upstream exploded"}}
+	})
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+flaky.URL+`/v1", maxRetries: 2}
+  - {name: anthropic, kind: anthropic, baseURL: "`+broken.URL+`", maxRetries: 1}
+`)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"}, [3]string{"claude", "anthropic", "claude-test"})
+
+	gen := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[:1], "userMessage": map[string]any{"content": "hi"}})
+	if first(gen, "runs")["status"] != "completed" || flaky.count() != 2 {
+		t.Fatalf("429 then 200: %v after %d requests", gen, flaky.count())
+	}
+	if gap := flaky.times[1].Sub(flaky.times[0]); gap < 900*time.Millisecond {
+		t.Fatalf("the retry came %v after the 429, before its Retry-After of 1 s", gap)
+	}
+
+	r := h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[1:], "userMessage": map[string]any{"content": "hi again"}})
+	if r.status != 502 {
+		t.Fatalf("every run failed: got %d %s, want 502", r.status, r.body)
+	}
+	body := r.obj(t)
+	if e, _ := body["error"].(map[string]any); e["code"] != "provider_error" {
+		t.Fatalf("502 error: %s", r.body)
+	}
+	failed := first(body, "runs")
+	perr, _ := failed["error"].(map[string]any)
+	if failed["status"] != "failed" || perr["providerStatus"] != float64(500) || perr["message"] != "upstream exploded" || broken.count() != 2 {
+		t.Fatalf("failed run: %v (%d requests, want 2: one retry)", failed, broken.count())
+	}
+	if n := cypherCount(t, `MATCH (r:ModelRun {id: $id, status: 'failed', providerStatus: 500, errorCode: 'api_error'}) RETURN count(r)`,
+		map[string]any{"id": str(failed, "runId")}); n != 1 {
+		t.Fatalf("the failure is not kept on the run")
+	}
+	// A participant whose provider is not configured is refused before anything is written.
+	_, branch2, other := h.conversationWith([3]string{"mistral", "mistral", "large"})
+	h.expectError(h.call("POST", "/v1/generations", map[string]any{"branchId": branch2, "participantIds": other, "userMessage": map[string]any{"content": "x"}}),
+		400, "invalid", "participantIds")
+	if hist := h.must(200, "GET", "/v1/branches/"+branch2+"/history", nil); len(hist["items"].([]any)) != 0 {
+		t.Fatalf("a refused turn wrote %v", hist["items"])
+	}
+}
+
+func TestGenerationTimeout(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+slow.URL+`/v1", timeout: 300ms, maxRetries: 0}
+`)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	start := time.Now()
+	r := h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "hi"}})
+	if r.status != 502 || time.Since(start) > 1500*time.Millisecond {
+		t.Fatalf("a provider slower than its timeout: %d after %v: %s", r.status, time.Since(start), r.body)
+	}
+	if e := first(r.obj(t), "runs")["error"].(map[string]any); e["code"] != "timeout" {
+		t.Fatalf("timeout error: %v", e)
+	}
+}
+
+// The echo provider streams its answer as deltas that add up to the recorded message, and
+// an Idempotency-Key makes a retried turn answer the first result without a new run.
+func TestGenerationEchoStreamAndIdempotency(t *testing.T) {
+	h := newProviderHarness(t)
+	_, branch, ids := h.conversationWith([3]string{"dev", "", ""})
+	r := h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "hello echo"}, "stream": true})
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %d %s", r.status, r.header)
+	}
+	var deltas strings.Builder
+	var names []string
+	var final map[string]any
+	for _, block := range strings.Split(string(r.body), "\n\n") {
+		var name, data string
+		for _, line := range strings.Split(block, "\n") {
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				data = v
+			}
+		}
+		if name == "" {
+			continue
+		}
+		names = append(names, name)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("event %s data %q: %v", name, data, err)
+		}
+		switch name {
+		case "message.delta":
+			deltas.WriteString(m["text"].(string))
+		case "run.completed":
+			final = m
+		}
+	}
+	if len(names) < 4 || names[0] != "run.started" || names[len(names)-2] != "run.completed" || names[len(names)-1] != "done" {
+		t.Fatalf("events %v", names)
+	}
+	msg := final["message"].(map[string]any)
+	if deltas.String() != msg["content"] || !strings.Contains(deltas.String(), "hello echo") {
+		t.Fatalf("deltas %q do not add up to the message %q", deltas.String(), msg["content"])
+	}
+	if got := cypherCount(t, `MATCH (m:Message {id: $id}) WHERE m.content = $c RETURN count(m)`, map[string]any{"id": msg["id"], "c": deltas.String()}); got != 1 {
+		t.Fatalf("the recorded message is not what was streamed")
+	}
+
+	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "once only"}}
+	a := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")
+	b := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")
+	if a.status != 201 || b.status != 201 || string(a.body) != string(b.body) || b.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retried turn: %d %s / %d %s", a.status, a.body, b.status, b.body)
+	}
+	if n := cypherCount(t, `MATCH (m:Message {accountId: $acct, content: 'once only'}) RETURN count(m)`, map[string]any{"acct": h.account}); n != 1 {
+		t.Fatalf("the retried turn wrote %d user messages", n)
+	}
+}
+
+func fmtMessages(req map[string]any) string {
+	b, _ := json.Marshal(req["messages"])
+	return string(b)
+}
+
+// keyedNodes counts the nodes of a conversation with a property holding s, label by label
+// (through their conversationId indexes), and the conversation itself.
+func keyedNodes(t *testing.T, conv, s string) int64 {
+	t.Helper()
+	const holds = ` WHERE any(k IN keys(n) WHERE (n[k] IS :: STRING AND n[k] CONTAINS $s) OR
+		(n[k] IS :: LIST<STRING NOT NULL> AND any(x IN n[k] WHERE x CONTAINS $s))) RETURN count(n)`
+	n := cypherCount(t, `MATCH (n:Conversation {id: $conv})`+holds, map[string]any{"conv": conv, "s": s})
+	for _, label := range []string{"Branch", "Checkpoint", "ContextAssembly", "Message", "ModelRun", "Participant",
+		"PolicyDecision", "SkillState", "ToolArtifact", "ToolCall", "ToolMemory"} {
+		n += cypherCount(t, `MATCH (n:`+label+` {conversationId: $conv})`+holds, map[string]any{"conv": conv, "s": s})
+	}
+	return n
+}

@@ -1,0 +1,228 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Run statuses a generation answers with (DESIGN §6). A run awaiting tools is running in
+// the graph: it has requested calls without results.
+const (
+	RunCompleted     = "completed"
+	RunAwaitingTools = "awaiting_tools"
+	RunFailed        = "failed"
+)
+
+// ToolChoices lists the tool choices a generation accepts besides a tool's name.
+var ToolChoices = []string{"auto", "none", "required"}
+
+// ToolSpec is a tool offered to the model: its name, what it does and its parameters as
+// JSON Schema.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ProviderRequest is one model call in ctxgraph's own form, before a provider's wire
+// format: the assembly's messages, the tools offered and the sampling settings.
+type ProviderRequest struct {
+	Model           string
+	Messages        []ChatMessage
+	Tools           []ToolSpec
+	ToolChoice      string
+	MaxOutputTokens int
+	Temperature     *float64
+	// OnDelta, when set, asks for a streamed call: it receives the text as it comes.
+	OnDelta func(text string)
+}
+
+// Usage is what a provider reported a call cost.
+type Usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+// ProviderResponse is a model call's answer: its text or the tools it asks for.
+type ProviderResponse struct {
+	// ID is the provider's id of the response; Model the model that answered.
+	ID           string
+	Model        string
+	Content      string
+	ToolCalls    []ChatToolCall
+	FinishReason string
+	Usage        Usage
+}
+
+// ProviderCall is what ctxgraph knows of one model call however it ended: the sha256 of
+// the exact request body sent (hex, empty when no request left) and how long it took.
+type ProviderCall struct {
+	RequestSHA256 string
+	Latency       time.Duration
+}
+
+// ProviderError is a provider's failure as kept on the run: its HTTP status (0 when no
+// response came back), a code and the provider's message, never a key.
+type ProviderError struct {
+	Status  int    `json:"providerStatus,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *ProviderError) Error() string { return e.Code + ": " + e.Message }
+
+// Provider calls one configured model provider.
+type Provider interface {
+	// Name is what participants and assemblies call the provider.
+	Name() string
+	// Kind is its wire protocol: openai, anthropic or echo.
+	Kind() string
+	// Generate makes one model call. Errors are *ProviderError; call is filled in either way.
+	Generate(ctx context.Context, req ProviderRequest, call *ProviderCall) (ProviderResponse, error)
+}
+
+// Providers finds the provider a participant names.
+type Providers interface {
+	// Provider returns the named provider, or false when none is configured by that name.
+	Provider(name string) (Provider, bool)
+	// Default is the provider of participants that name none.
+	Default() string
+	// Model resolves the model a participant asks of a provider: its own, else the
+	// provider's first allowed; false when the provider does not allow it or none is named.
+	Model(provider, asked string) (string, bool)
+}
+
+// GenerationRequest submits a turn (DESIGN §6 POST /v1/generations).
+type GenerationRequest struct {
+	BranchID         string
+	ParticipantIDs   []string
+	UserMessage      *NewUserMessage
+	ParentMessageIDs []string
+	RuntimeKind      string
+	PolicyVersion    string
+	TokenBudget      int
+	ExactArtifactIDs []string
+	Options          CallOptions
+}
+
+// NewUserMessage is a turn's user message.
+type NewUserMessage struct {
+	Content string
+	At      *time.Time
+}
+
+// CallOptions shape every model call of a turn or a continuation.
+type CallOptions struct {
+	Tools           []ToolSpec
+	ToolChoice      string
+	MaxOutputTokens int
+	Temperature     *float64
+	// OnEvent, when set, streams the turn: it receives each event as it happens.
+	OnEvent func(GenerationEvent)
+}
+
+// ContinueRequest continues a run once its calls have results (POST /v1/runs/{id}/continue).
+type ContinueRequest struct {
+	RunID       string
+	TokenBudget int
+	Options     CallOptions
+}
+
+// GenerationEvent is one server-sent event of a streamed turn (DESIGN §6 "Streaming").
+type GenerationEvent struct {
+	Name string
+	Data any
+}
+
+// Streaming event names.
+const (
+	EventRunStarted       = "run.started"
+	EventMessageDelta     = "message.delta"
+	EventToolCall         = "tool_call"
+	EventRunCompleted     = "run.completed"
+	EventRunAwaitingTools = "run.awaiting_tools"
+	EventRunFailed        = "run.failed"
+	EventDone             = "done"
+)
+
+// Generation answers a turn or a continuation.
+type Generation struct {
+	UserMessageID string      `json:"userMessageId,omitempty"`
+	Runs          []RunResult `json:"runs"`
+}
+
+// RunResult is one participant's run as a turn left it.
+type RunResult struct {
+	RunID         string              `json:"runId"`
+	ParticipantID string              `json:"participantId"`
+	AssemblyID    string              `json:"assemblyId"`
+	Provider      string              `json:"provider"`
+	Model         string              `json:"model"`
+	Status        string              `json:"status"`
+	Message       *GeneratedMessage   `json:"message,omitempty"`
+	ToolCalls     []RequestedToolCall `json:"toolCalls,omitempty"`
+	Error         *ProviderError      `json:"error,omitempty"`
+	FinishReason  string              `json:"finishReason,omitempty"`
+	Usage         Usage               `json:"usage"`
+	Tokens        GenerationTokens    `json:"tokens"`
+}
+
+// GeneratedMessage is the assistant message a completed run recorded.
+type GeneratedMessage struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+}
+
+// RequestedToolCall is a call the model asked for, recorded as a pending ToolCall.
+type RequestedToolCall struct {
+	ID        string          `json:"id"`
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// GenerationTokens is ctxgraph's own count of a run's last request against history replay.
+type GenerationTokens struct {
+	Assembled int `json:"assembled"`
+	Baseline  int `json:"baseline"`
+}
+
+// ModelCallRecord is what the generation path records of one model call: on its assembly
+// the sha256 of the request body, and on the run what the provider answered.
+type ModelCallRecord struct {
+	RunID         string
+	AssemblyID    string
+	PolicyVersion string
+	RequestSHA256 string
+	ResponseID    string
+	ResponseModel string
+	FinishReason  string
+	Usage         Usage
+	Latency       time.Duration
+	// Status ends the run (completed or failed) or, empty, leaves it running awaiting tools.
+	Status string
+	Error  *ProviderError
+	At     time.Time
+}
+
+// GenerationGraph is what the generation path reads and writes beyond ExecutionGraph.
+type GenerationGraph interface {
+	// BranchConversation returns the conversation of a branch (KindNotFound otherwise).
+	BranchConversation(ctx context.Context, accountID, branchID string) (string, error)
+	// RunToolCalls lists the calls a run requested, oldest first, with their outcomes.
+	RunToolCalls(ctx context.Context, accountID, runID string) ([]ToolCall, error)
+	// RecordModelCall records one model call on its assembly and run; KindConflict when
+	// the run has already ended.
+	RecordModelCall(ctx context.Context, accountID string, in ModelCallRecord) (Run, error)
+}
+
+// Generator runs turns: it assembles, calls providers and records what came back.
+type Generator interface {
+	// Generate runs a turn. KindInvalid names the field of a bad request; KindNotFound an
+	// unknown id. A turn whose every run failed answers its result with a *ProviderError.
+	Generate(ctx context.Context, accountID string, req GenerationRequest) (Generation, error)
+	// Continue calls the model again for a run whose calls all have results: KindConflict
+	// names a call still without one, or says the run has ended.
+	Continue(ctx context.Context, accountID string, req ContinueRequest) (Generation, error)
+}
