@@ -124,6 +124,10 @@ func (w *recordingWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer: a streamed turn
+// flushes each event and lifts its write deadline.
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // openAPIPath turns Echo's :param segments into OpenAPI's {param}.
 func openAPIPath(path string) string {
 	parts := strings.Split(path, "/")

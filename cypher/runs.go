@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -185,4 +186,37 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 		}
 		return calls, nil
 	})
+}
+
+// ClaimRunStep claims a running run for one model call; KindConflict when the run has ended
+// or another call holds a claim newer than staleBefore.
+func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) error {
+	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
+		rec, err := t.one("ClaimRunStep", map[string]any{
+			"accountId": accountID, "runId": runID, "claim": claim, "now": s.Now().UTC(), "staleBefore": staleBefore.UTC(),
+		})
+		switch {
+		case err != nil:
+			return struct{}{}, err
+		case rec == nil:
+			return struct{}{}, model.NotFound("run", runID)
+		}
+		if claimed, _ := rec.Get("claimed"); claimed != true {
+			if status := strValue(rec, "status"); status != model.RunStatusRunning {
+				return struct{}{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", runID, status)
+			}
+			return struct{}{}, model.Conflict("run %q is already calling its model: wait for that call to end", runID)
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// ReleaseRunStep releases a run's step claim that no model call followed.
+func (s *Store) ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error {
+	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
+		_, err := t.run("ReleaseRunStep", map[string]any{"accountId": accountID, "runId": runID, "claim": claim})
+		return struct{}{}, err
+	})
+	return err
 }

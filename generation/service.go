@@ -17,6 +17,10 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
+// staleStep is how long a run's step claim holds before another continuation may take it
+// over: longer than any model call with its retries.
+const staleStep = 15 * time.Minute
+
 // recordTimeout bounds the writes that record a model call's outcome. They run even when
 // the client has gone (a cancelled run is still recorded as such).
 const recordTimeout = 30 * time.Second
@@ -112,6 +116,17 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	if run.ModelCalls == 0 {
 		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
 	}
+	claim := uuid.NewString()
+	if err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-staleStep)); err != nil {
+		return model.Generation{}, err
+	}
+	defer func() {
+		// A no-op once the model call's record released it; otherwise (a refused or
+		// failed continuation) the run is free again now rather than when the claim is stale.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		_ = s.Calls.ReleaseRunStep(rctx, accountID, run.ID, claim)
+	}()
 	requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
 	if err != nil {
 		return model.Generation{}, err

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
 )
 
@@ -261,7 +262,7 @@ func TestGenerationToolLoopOpenAI(t *testing.T) {
 
 func providersFor(t *testing.T, yaml string) []provider.Config {
 	t.Helper()
-	cfgs, err := provider.Parse([]byte(yaml), func(string) string { return "" })
+	cfgs, err := provider.Parse([]byte(yaml), func(name string) string { return "value-of-" + name })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestGenerationMultiModelAndPrivacy(t *testing.T) {
 	})
 	h := newProviderHarness(t, providersFor(t, `providers:
   - {name: openai, kind: openai, baseURL: "`+oai.URL+`/v1", maxRetries: 0}
-  - {name: anthropic, kind: anthropic, baseURL: "`+ant.URL+`", maxRetries: 0}
+  - {name: anthropic, kind: anthropic, baseURL: "`+ant.URL+`", maxRetries: 0, apiKeyEnv: ANT_KEY}
 `)...)
 	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"}, [3]string{"claude", "anthropic", "claude-test"})
 	h.must(201, "POST", "/v1/branches/"+branch+"/messages", map[string]any{"role": "system", "content": "Answer in one sentence."})
@@ -313,6 +314,9 @@ func TestGenerationMultiModelAndPrivacy(t *testing.T) {
 	done := h.must(200, "POST", "/v1/runs/"+str(claude, "runId")+"/continue", map[string]any{})
 	if first(done, "runs")["status"] != "completed" {
 		t.Fatalf("continue: %v", done)
+	}
+	if hd := ant.headers[0]; hd.Get("X-Api-Key") != "value-of-ANT_KEY" || hd.Get("Authorization") != "" || hd.Get("Anthropic-Version") == "" {
+		t.Fatalf("anthropic headers: %v", hd)
 	}
 	body := string(ant.bodies[1])
 	if strings.Contains(body, secret) {
@@ -446,15 +450,7 @@ func TestGenerationEchoStreamAndIdempotency(t *testing.T) {
 	var names []string
 	var final map[string]any
 	for _, block := range strings.Split(string(r.body), "\n\n") {
-		var name, data string
-		for _, line := range strings.Split(block, "\n") {
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				name = v
-			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				data = v
-			}
-		}
+		name, data := sseEvent(block)
 		if name == "" {
 			continue
 		}
@@ -479,6 +475,13 @@ func TestGenerationEchoStreamAndIdempotency(t *testing.T) {
 	}
 	if got := cypherCount(t, `MATCH (m:Message {id: $id}) WHERE m.content = $c RETURN count(m)`, map[string]any{"id": msg["id"], "c": deltas.String()}); got != 1 {
 		t.Fatalf("the recorded message is not what was streamed")
+	}
+
+	streamed := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "streamed once"}, "stream": true}
+	sa := h.call("POST", "/v1/generations", streamed, "Idempotency-Key", "turn-s")
+	sb := h.call("POST", "/v1/generations", streamed, "Idempotency-Key", "turn-s")
+	if sa.status != 200 || sb.status != 200 || string(sa.body) != string(sb.body) || !strings.HasPrefix(sb.header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("retried streamed turn: %d %s / %d %s %v", sa.status, sa.body, sb.status, sb.body, sb.header)
 	}
 
 	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "once only"}}
@@ -509,4 +512,129 @@ func keyedNodes(t *testing.T, conv, s string) int64 {
 		n += cypherCount(t, `MATCH (n:`+label+` {conversationId: $conv})`+holds, map[string]any{"conv": conv, "s": s})
 	}
 	return n
+}
+
+// sseEvent splits one server-sent event into its name and data.
+func sseEvent(block string) (name, data string) {
+	for _, line := range strings.Split(block, "\n") {
+		if v, ok := strings.CutPrefix(line, "event: "); ok {
+			name = v
+		}
+		if v, ok := strings.CutPrefix(line, "data: "); ok {
+			data = v
+		}
+	}
+	return name, data
+}
+
+// jsonField is a string field of a JSON object.
+func jsonField(t *testing.T, data, field string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(data), &m); err != nil {
+		t.Fatalf("%q: %v", data, err)
+	}
+	s, _ := m[field].(string)
+	return s
+}
+
+// jsonQuote is s as a JSON string, as it appears inside an encoded object (no HTML escaping).
+func jsonQuote(s string) string {
+	b, _ := model.EncodeJSON(s)
+	return string(b)
+}
+
+// A client that disconnects mid-turn cancels its run, which is recorded as failed with code
+// cancelled.
+func TestGenerationClientDisconnectCancels(t *testing.T) {
+	reached, cancelled := make(chan struct{}, 1), make(chan bool, 1)
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read to the end, or the server does not notice the connection close.
+		_, _ = io.Copy(io.Discard, r.Body)
+		reached <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			cancelled <- true
+		case <-time.After(5 * time.Second):
+			cancelled <- false
+		}
+	}))
+	t.Cleanup(hung.Close)
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+hung.URL+`/v1", maxRetries: 0}
+`)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	srv := httptest.NewServer(h.srv)
+	t.Cleanup(srv.Close)
+	body, _ := json.Marshal(map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "hang on"}, "stream": true})
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+"/v1/generations", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{}
+	leave, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("the streamed turn: %v", err)
+			return
+		}
+		buf := make([]byte, 256)
+		n, _ := resp.Body.Read(buf) // run.started
+		if resp.StatusCode != 200 {
+			t.Errorf("the streamed turn: %d %s", resp.StatusCode, buf[:n])
+		}
+		<-leave
+		resp.Body.Close() // the client goes away while the provider has not answered
+	}()
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the provider was never called")
+	}
+	close(leave)
+	if !<-cancelled {
+		t.Fatal("the provider's request was not cancelled when the client went away")
+	}
+	<-done
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := cypherCount(t, `MATCH (r:ModelRun {branchId: $b, status: 'failed', errorCode: 'cancelled'}) RETURN count(r)`, map[string]any{"b": branch})
+		if n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run of a disconnected client is not recorded as cancelled")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Two continuations of one run at once: one calls the model, the other is refused.
+func TestGenerationConcurrentContinue(t *testing.T) {
+	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+		if n == 0 {
+			return 200, nil, openAIToolCall("call_1", "sheet_read", `{"sheet":"q3"}`)
+		}
+		time.Sleep(500 * time.Millisecond)
+		return 200, nil, openAIText("done")
+	})
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", maxRetries: 0}
+`)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	run := first(h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+		"userMessage": map[string]any{"content": "go"}, "tools": []any{sheetTool}}), "runs")
+	h.must(201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": 1})
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() { statuses <- h.call("POST", "/v1/runs/"+str(run, "runId")+"/continue", map[string]any{}).status }()
+	}
+	a, b := <-statuses, <-statuses
+	if a+b != 200+409 || fake.count() != 2 {
+		t.Fatalf("concurrent continues answered %d and %d after %d provider calls; want 200 and 409 after 2", a, b, fake.count())
+	}
+	if n := cypherCount(t, `MATCH (:Message {role: 'assistant'})-[:GENERATED_BY]->(:ModelRun {id: $r}) RETURN count(*)`, map[string]any{"r": str(run, "runId")}); n != 1 {
+		t.Fatalf("%d answers recorded for the run", n)
+	}
 }

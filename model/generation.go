@@ -212,9 +212,15 @@ type GenerationGraph interface {
 	BranchConversation(ctx context.Context, accountID, branchID string) (string, error)
 	// RunToolCalls lists the calls a run requested, oldest first, with their outcomes.
 	RunToolCalls(ctx context.Context, accountID, runID string) ([]ToolCall, error)
-	// RecordModelCall records one model call on its assembly and run; KindConflict when
-	// the run has already ended.
+	// RecordModelCall records one model call on its assembly and run and releases the
+	// run's step claim; KindConflict when the run has already ended.
 	RecordModelCall(ctx context.Context, accountID string, in ModelCallRecord) (Run, error)
+	// ClaimRunStep claims a running run for one model call, so that two continuations never
+	// call its model at once; KindConflict when it has ended or another call holds it (a
+	// claim older than staleBefore is taken over).
+	ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) error
+	// ReleaseRunStep releases a claim that no model call followed.
+	ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error
 }
 
 // Generator runs turns: it assembles, calls providers and records what came back.

@@ -33,7 +33,9 @@ func NewAnthropic(c Config) *Anthropic {
 		option.WithRequestTimeout(c.Timeout),
 	}
 	if c.Key != "" {
-		opts = append(opts, option.WithAPIKey(c.Key))
+		// The Messages API's documented key header. This SDK version's WithAPIKey sends the
+		// key as a bearer token, which the API (and llm-katan) reads as an OAuth token.
+		opts = append(opts, option.WithHeader("x-api-key", c.Key))
 	}
 	return &Anthropic{cfg: c, client: anthropic.NewClient(opts...)}
 }

@@ -2,7 +2,8 @@
 // Records one model call of the generation path: on its assembly the sha256 of the exact
 // request body sent to the provider, on the run what the provider answered (response id,
 // model, finish reason, usage, latency, error) and, when $status is set, the run's end.
-// Returns nothing when the run is not the account's or has already ended.
+// It releases the run's step claim (ClaimRunStep). Returns nothing when the run is not the
+// account's or has already ended.
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
 MATCH (b:Branch {id: r.branchId})
 // The branch is locked before the run's status is read (as in FinishRun).
@@ -16,6 +17,7 @@ SET r.responseId = $responseId, r.responseModel = $responseModel, r.finishReason
     r.modelCalls = coalesce(r.modelCalls, 0) + 1, r.lastAssemblyId = coalesce($assemblyId, r.lastAssemblyId),
     r.policyVersion = coalesce($policyVersion, r.policyVersion),
     r.errorCode = $errorCode, r.errorMessage = $errorMessage, r.providerStatus = $providerStatus
+REMOVE r.stepClaim, r.stepClaimedAt
 WITH r, b
 CALL (r, b) {
   WITH r, b WHERE $status IS NOT NULL
