@@ -8,81 +8,89 @@ import (
 
 // AppendMessage appends a message to a branch.
 func (s *Store) AppendMessage(ctx context.Context, accountID string, in model.NewMessage) (model.Message, error) {
-	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Message, error) {
-		lin, err := t.branchLineage(accountID, in.BranchID)
+		m, err := t.appendMessage(accountID, in)
 		if err != nil {
 			return model.Message{}, err
 		}
-		refs, err := t.locate(accountID, append([]string{in.ParticipantID, in.RunID}, in.ParentMessageIDs...)...)
-		if err != nil {
-			return model.Message{}, err
-		}
-		participantID := in.ParticipantID
-		if in.RunID != "" {
-			run, err := sameConversation(refs, lin.ConversationID, "ModelRun", "runId", in.RunID)
-			if err != nil {
-				return model.Message{}, err
-			}
-			if participantID == "" {
-				participantID = run.Props.str("participantId")
-			}
-		}
-		if participantID != "" {
-			if _, seen := refs[participantID]; !seen {
-				more, err := t.locate(accountID, participantID)
-				if err != nil {
-					return model.Message{}, err
-				}
-				refs[participantID] = more[participantID]
-			}
-			if _, err := sameConversation(refs, lin.ConversationID, "Participant", "participantId", participantID); err != nil {
-				return model.Message{}, err
-			}
-		}
-		parents := in.ParentMessageIDs
-		for _, id := range parents {
-			parent, err := sameConversation(refs, lin.ConversationID, "Message", "parentMessageIds", id)
-			if err != nil {
-				return model.Message{}, err
-			}
-			if !lin.contains(parent.branchID(), parent.seq()) {
-				return model.Message{}, model.Invalid("parentMessageIds", "message %q is not in the lineage of branch %q", id, in.BranchID)
-			}
-		}
-		if parents == nil {
-			latest, err := t.one("LatestLineageMessage", map[string]any{"accountId": accountID, "lineage": lin.params()})
-			if err != nil {
-				return model.Message{}, err
-			}
-			parents = []string{}
-			if latest != nil {
-				parents = []string{strValue(latest, "id")}
-			}
-		}
-		speaker := ""
-		if participantID != "" && in.Role == "assistant" {
-			speaker = model.ChatName(refs[participantID].Props.str("name"))
-		}
-		visibility := in.Visibility
-		if visibility == "" {
-			visibility = model.DefaultMessageVisibility
-		}
-		rec, err := t.one("AppendMessage", map[string]any{
-			"id": newID("msg"), "accountId": accountID, "branchId": in.BranchID, "role": in.Role, "content": in.Content,
-			"participantId": nullable(participantID), "runId": nullable(in.RunID), "parentMessageIds": parents,
-			"visibility": visibility, "createdAt": createdAt, "recordedAt": recordedAt,
-			"baselineTokens": t.store.baselineTokens(in.Role, in.Content, speaker),
-		})
-		if err != nil {
-			return model.Message{}, err
-		}
-		if rec == nil {
-			return model.Message{}, model.NotFound("branch", in.BranchID)
-		}
-		m := messageOf(nodeProps(rec, "m"))
-		return m, t.answer(m, lin.ConversationID, "")
+		return m, t.answer(m, m.ConversationID, "")
 	})
+}
+
+// appendMessage appends a message inside t (AppendMessage).
+func (t *tx) appendMessage(accountID string, in model.NewMessage) (model.Message, error) {
+	createdAt, recordedAt := t.store.stamps(in.At)
+	lin, err := t.branchLineage(accountID, in.BranchID)
+	if err != nil {
+		return model.Message{}, err
+	}
+	refs, err := t.locate(accountID, append([]string{in.ParticipantID, in.RunID}, in.ParentMessageIDs...)...)
+	if err != nil {
+		return model.Message{}, err
+	}
+	participantID := in.ParticipantID
+	if in.RunID != "" {
+		run, err := sameConversation(refs, lin.ConversationID, "ModelRun", "runId", in.RunID)
+		if err != nil {
+			return model.Message{}, err
+		}
+		if participantID == "" {
+			participantID = run.Props.str("participantId")
+		}
+	}
+	if participantID != "" {
+		if _, seen := refs[participantID]; !seen {
+			more, err := t.locate(accountID, participantID)
+			if err != nil {
+				return model.Message{}, err
+			}
+			refs[participantID] = more[participantID]
+		}
+		if _, err := sameConversation(refs, lin.ConversationID, "Participant", "participantId", participantID); err != nil {
+			return model.Message{}, err
+		}
+	}
+	parents := in.ParentMessageIDs
+	for _, id := range parents {
+		parent, err := sameConversation(refs, lin.ConversationID, "Message", "parentMessageIds", id)
+		if err != nil {
+			return model.Message{}, err
+		}
+		if !lin.contains(parent.branchID(), parent.seq()) {
+			return model.Message{}, model.Invalid("parentMessageIds", "message %q is not in the lineage of branch %q", id, in.BranchID)
+		}
+	}
+	if parents == nil {
+		latest, err := t.one("LatestLineageMessage", map[string]any{"accountId": accountID, "lineage": lin.params()})
+		if err != nil {
+			return model.Message{}, err
+		}
+		parents = []string{}
+		if latest != nil {
+			parents = []string{strValue(latest, "id")}
+		}
+	}
+	speaker := ""
+	if participantID != "" && in.Role == "assistant" {
+		speaker = model.ChatName(refs[participantID].Props.str("name"))
+	}
+	visibility := in.Visibility
+	if visibility == "" {
+		visibility = model.DefaultMessageVisibility
+	}
+	rec, err := t.one("AppendMessage", map[string]any{
+		"id": newID("msg"), "accountId": accountID, "branchId": in.BranchID, "role": in.Role, "content": in.Content,
+		"participantId": nullable(participantID), "runId": nullable(in.RunID), "parentMessageIds": parents,
+		"visibility": visibility, "createdAt": createdAt, "recordedAt": recordedAt,
+		"baselineTokens": t.store.baselineTokens(in.Role, in.Content, speaker),
+	})
+	if err != nil {
+		return model.Message{}, err
+	}
+	if rec == nil {
+		return model.Message{}, model.NotFound("branch", in.BranchID)
+	}
+	return messageOf(nodeProps(rec, "m")), nil
 }
 
 // sameConversation returns the located record id of the given label, KindNotFound naming

@@ -9,48 +9,56 @@ import (
 
 // StartRun starts a run on a branch.
 func (s *Store) StartRun(ctx context.Context, accountID string, in model.NewRun) (model.Run, error) {
-	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
-		lin, err := t.branchLineage(accountID, in.BranchID)
+		r, err := t.startRun(accountID, in)
 		if err != nil {
 			return model.Run{}, err
 		}
-		refs, err := t.locate(accountID, in.ParticipantID, in.TriggerMessageID, in.ParentRunID)
-		if err != nil {
-			return model.Run{}, err
-		}
-		if _, err := sameConversation(refs, lin.ConversationID, "Participant", "participantId", in.ParticipantID); err != nil {
-			return model.Run{}, err
-		}
-		if in.TriggerMessageID != "" {
-			m, err := sameConversation(refs, lin.ConversationID, "Message", "triggerMessageId", in.TriggerMessageID)
-			if err != nil {
-				return model.Run{}, err
-			}
-			if !lin.contains(m.branchID(), m.seq()) {
-				return model.Run{}, model.Invalid("triggerMessageId", "message %q is not in the lineage of branch %q", in.TriggerMessageID, in.BranchID)
-			}
-		}
-		if in.ParentRunID != "" {
-			if _, err := sameConversation(refs, lin.ConversationID, "ModelRun", "parentRunId", in.ParentRunID); err != nil {
-				return model.Run{}, err
-			}
-		}
-		rec, err := t.one("StartRun", map[string]any{
-			"id": newID("run"), "accountId": accountID, "branchId": in.BranchID, "participantId": in.ParticipantID,
-			"runtimeKind": in.RuntimeKind, "provider": nullable(in.Provider), "model": nullable(in.Model),
-			"triggerMessageId": nullable(in.TriggerMessageID), "parentRunId": nullable(in.ParentRunID),
-			"createdAt": createdAt, "recordedAt": recordedAt,
-		})
-		if err != nil {
-			return model.Run{}, err
-		}
-		if rec == nil {
-			return model.Run{}, model.NotFound("branch", in.BranchID)
-		}
-		r := runOf(nodeProps(rec, "r"))
 		return r, t.answer(r, r.ConversationID, "")
 	})
+}
+
+// startRun starts a run inside t (StartRun).
+func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
+	createdAt, recordedAt := t.store.stamps(in.At)
+	lin, err := t.branchLineage(accountID, in.BranchID)
+	if err != nil {
+		return model.Run{}, err
+	}
+	refs, err := t.locate(accountID, in.ParticipantID, in.TriggerMessageID, in.ParentRunID)
+	if err != nil {
+		return model.Run{}, err
+	}
+	if _, err := sameConversation(refs, lin.ConversationID, "Participant", "participantId", in.ParticipantID); err != nil {
+		return model.Run{}, err
+	}
+	if in.TriggerMessageID != "" {
+		m, err := sameConversation(refs, lin.ConversationID, "Message", "triggerMessageId", in.TriggerMessageID)
+		if err != nil {
+			return model.Run{}, err
+		}
+		if !lin.contains(m.branchID(), m.seq()) {
+			return model.Run{}, model.Invalid("triggerMessageId", "message %q is not in the lineage of branch %q", in.TriggerMessageID, in.BranchID)
+		}
+	}
+	if in.ParentRunID != "" {
+		if _, err := sameConversation(refs, lin.ConversationID, "ModelRun", "parentRunId", in.ParentRunID); err != nil {
+			return model.Run{}, err
+		}
+	}
+	rec, err := t.one("StartRun", map[string]any{
+		"id": newID("run"), "accountId": accountID, "branchId": in.BranchID, "participantId": in.ParticipantID,
+		"runtimeKind": in.RuntimeKind, "provider": nullable(in.Provider), "model": nullable(in.Model),
+		"triggerMessageId": nullable(in.TriggerMessageID), "parentRunId": nullable(in.ParentRunID),
+		"createdAt": createdAt, "recordedAt": recordedAt,
+	})
+	if err != nil {
+		return model.Run{}, err
+	}
+	if rec == nil {
+		return model.Run{}, model.NotFound("branch", in.BranchID)
+	}
+	return runOf(nodeProps(rec, "r")), nil
 }
 
 // Run reads a run.
@@ -93,6 +101,55 @@ func (s *Store) FinishRun(ctx context.Context, accountID string, in model.RunEnd
 // RecordModelCall records one model call of the generation path on its assembly and run,
 // ending the run when in.Status is set; KindConflict when the run has already ended.
 func (s *Store) RecordModelCall(ctx context.Context, accountID string, in model.ModelCallRecord) (model.Run, error) {
+	return writeTx(ctx, s, func(t *tx) (model.Run, error) { return t.recordModelCall(accountID, in) })
+}
+
+// BeginTurn writes the start of a turn in one transaction: the user message, when there is
+// one, and the runs it triggers.
+func (s *Store) BeginTurn(ctx context.Context, accountID string, msg *model.NewMessage, runs []model.NewRun) (model.Message, []model.Run, error) {
+	type begun struct {
+		msg  model.Message
+		runs []model.Run
+	}
+	b, err := writeTx(ctx, s, func(t *tx) (begun, error) {
+		var out begun
+		if msg != nil {
+			m, err := t.appendMessage(accountID, *msg)
+			if err != nil {
+				return begun{}, err
+			}
+			out.msg = m
+		}
+		for _, in := range runs {
+			if msg != nil {
+				in.TriggerMessageID = out.msg.ID
+			}
+			r, err := t.startRun(accountID, in)
+			if err != nil {
+				return begun{}, err
+			}
+			out.runs = append(out.runs, r)
+		}
+		return out, nil
+	})
+	return b.msg, b.runs, err
+}
+
+// FinishTurn records a completed model call in one transaction: the assistant message
+// GENERATED_BY the run, and the call on its assembly and run (RecordModelCall).
+func (s *Store) FinishTurn(ctx context.Context, accountID string, msg model.NewMessage, in model.ModelCallRecord) (model.Message, error) {
+	return writeTx(ctx, s, func(t *tx) (model.Message, error) {
+		m, err := t.appendMessage(accountID, msg)
+		if err != nil {
+			return model.Message{}, err
+		}
+		_, err = t.recordModelCall(accountID, in)
+		return m, err
+	})
+}
+
+func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.Run, error) {
+	s := t.store
 	at := in.At
 	if at.IsZero() {
 		at = s.Now().UTC()
@@ -111,19 +168,17 @@ func (s *Store) RecordModelCall(ctx context.Context, accountID string, in model.
 			params["providerStatus"] = int64(in.Error.Status)
 		}
 	}
-	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
-		if _, err := t.require(accountID, "ModelRun", "", in.RunID); err != nil {
-			return model.Run{}, err
-		}
-		rec, err := t.one("RecordModelCall", params)
-		if err != nil {
-			return model.Run{}, err
-		}
-		if rec == nil {
-			return model.Run{}, model.Conflict("run %q has already ended", in.RunID)
-		}
-		return runOf(nodeProps(rec, "r")), nil
-	})
+	if _, err := t.require(accountID, "ModelRun", "", in.RunID); err != nil {
+		return model.Run{}, err
+	}
+	rec, err := t.one("RecordModelCall", params)
+	if err != nil {
+		return model.Run{}, err
+	}
+	if rec == nil {
+		return model.Run{}, model.Conflict("run %q has already ended", in.RunID)
+	}
+	return runOf(nodeProps(rec, "r")), nil
 }
 
 func runOf(p props) model.Run {

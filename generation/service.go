@@ -69,34 +69,30 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 	}
 
 	out := model.Generation{Runs: make([]model.RunResult, len(calls))}
-	trigger := ""
+	var msg *model.NewMessage
 	if req.UserMessage != nil {
-		msg, err := s.Graph.AppendMessage(ctx, accountID, model.NewMessage{
-			BranchID: req.BranchID, Role: "user", Content: req.UserMessage.Content, ParentMessageIDs: req.ParentMessageIDs,
-			At: req.UserMessage.At,
-		})
-		if err != nil {
-			return model.Generation{}, err
-		}
-		trigger, out.UserMessageID = msg.ID, msg.ID
+		msg = &model.NewMessage{BranchID: req.BranchID, Role: "user", Content: req.UserMessage.Content,
+			ParentMessageIDs: req.ParentMessageIDs, At: req.UserMessage.At}
 	}
+	starts := make([]model.NewRun, len(calls))
+	for i, pc := range calls {
+		starts[i] = model.NewRun{BranchID: req.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: kind,
+			Provider: pc.provider.Name(), Model: pc.model}
+	}
+	user, runs, err := s.Calls.BeginTurn(ctx, accountID, msg, starts)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	out.UserMessageID = user.ID
 	var wg sync.WaitGroup
 	errs := make([]error, len(calls))
 	for i, pc := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run, err := s.Graph.StartRun(ctx, accountID, model.NewRun{
-				BranchID: req.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: kind, TriggerMessageID: trigger,
-				Provider: pc.provider.Name(), Model: pc.model,
-			})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			out.Runs[i], errs[i] = s.step(ctx, accountID, run, pc, stepRequest{
+			out.Runs[i], errs[i] = s.step(ctx, accountID, runs[i], pc, stepRequest{
 				policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget, exactArtifactIDs: req.ExactArtifactIDs,
-				replyTo: trigger, options: req.Options,
+				replyTo: user.ID, options: req.Options,
 			})
 		}()
 	}
@@ -274,15 +270,12 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	if sr.replyTo != "" {
 		parents = []string{sr.replyTo}
 	}
-	msg, err := s.Graph.AppendMessage(rctx, accountID, model.NewMessage{
+	rec.Status = model.RunCompleted
+	msg, err := s.Calls.FinishTurn(rctx, accountID, model.NewMessage{
 		BranchID: run.BranchID, Role: "assistant", Content: resp.Content, ParticipantID: pc.participant.ID, RunID: run.ID,
 		ParentMessageIDs: parents,
-	})
+	}, rec)
 	if err != nil {
-		return res, err
-	}
-	rec.Status = model.RunCompleted
-	if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
 		return res, err
 	}
 	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}

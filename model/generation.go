@@ -221,6 +221,12 @@ type GenerationGraph interface {
 	ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) error
 	// ReleaseRunStep releases a claim that no model call followed.
 	ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error
+	// BeginTurn writes a turn's user message (when msg is set; each run is then
+	// TRIGGERED_BY it) and its runs in one transaction.
+	BeginTurn(ctx context.Context, accountID string, msg *NewMessage, runs []NewRun) (Message, []Run, error)
+	// FinishTurn writes a completed call's assistant message and RecordModelCall in one
+	// transaction.
+	FinishTurn(ctx context.Context, accountID string, msg NewMessage, rec ModelCallRecord) (Message, error)
 }
 
 // Generator runs turns: it assembles, calls providers and records what came back.
