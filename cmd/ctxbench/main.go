@@ -63,7 +63,9 @@ import (
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/provider"
 	"github.com/ctxgraph/ctxgraph/scenario"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
@@ -102,7 +104,7 @@ func main() {
 	flag.StringVar(&o.neo4jURI, "neo4j", orDefault(os.Getenv("NEO4J_URI"), "bolt://127.0.0.1:7687"), "Neo4j Bolt URI (NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE are read from the environment)")
 	flag.StringVar(&o.neo4jData, "neo4j-data", "auto", "Neo4j data directory to measure with du -sb; auto: the local launcher's (.neo4j-local/data or $NEO4J_LOCAL_HOME/data) when -neo4j is local; empty: don't")
 	flag.StringVar(&o.matrix, "matrix", "", "comma-separated patterns ROUNDSxBRANCHESxPARTICIPANTS (path.Match syntax, e.g. '1000x*x1,100x10x*') selecting the scale rows; empty: all")
-	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load", "phases to run")
+	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load,generation", "phases to run")
 	flag.StringVar(&o.scenarios, "scenarios", filepath.Join("..", "shared", "scenarios"), "directory of the scenario files")
 	flag.IntVar(&o.budget, "budget", 8000, "token budget of the timed assemblies")
 	flag.IntVar(&o.n, "n", 200, "timed assemblies per scale row up to 1,000 rounds (at least 100)")
@@ -130,11 +132,11 @@ func main() {
 	for _, p := range strings.Split(o.phases, ",") {
 		p = strings.TrimSpace(p)
 		switch p {
-		case "economy", "floor", "scale", "load":
+		case "economy", "floor", "scale", "load", "generation":
 			o.phaseOrder = append(o.phaseOrder, p)
 		case "":
 		default:
-			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load)", p))
+			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load, generation)", p))
 		}
 	}
 	if o.replot != "" {
@@ -168,30 +170,35 @@ func logf(format string, args ...any) {
 
 // bench is one run: the server, its client and everything measured.
 type bench struct {
-	o        options
-	store    *cypher.Store
-	blobDir  string
-	srv      *api.Server
-	hs       *http.Server
-	base     string
-	client   *http.Client
-	key      string
-	account  string
-	scKeys   map[string]string // scenario file → its own account's key
-	dataDir  string
-	started  time.Time
-	sys      sysInfo
-	phases   []phaseTiming
-	speed    []speedProbe
-	economy  *economyResult
-	floor    []floorProbe
-	rows     []*scaleRow
-	load     *loadResult
-	plots    []plotFile
-	cleanups []cleanupResult
-	convs    []string // conversations to delete at the end
-	failures []string
-	total    time.Duration // set when replotting
+	o       options
+	store   *cypher.Store
+	blobDir string
+	srv     *api.Server
+	hs      *http.Server
+	base    string
+	client  *http.Client
+	key     string
+	account string
+	scKeys  map[string]string // scenario file → its own account's key
+	dataDir string
+	started time.Time
+	sys     sysInfo
+	phases  []phaseTiming
+	speed   []speedProbe
+	economy *economyResult
+	floor   []floorProbe
+	rows    []*scaleRow
+	load    *loadResult
+	// generation is the generation phase against llm-katan, served at katan until
+	// stopKatan.
+	generation *generationResult
+	katan      string
+	stopKatan  func()
+	plots      []plotFile
+	cleanups   []cleanupResult
+	convs      []string // conversations to delete at the end
+	failures   []string
+	total      time.Duration // set when replotting
 
 	serverErrs      *errorLog
 	savedServerErrs []string // when replotting
@@ -305,29 +312,30 @@ func (l *errorLog) lines() []string {
 
 // results is everything a run measured, as -json writes it and -replot reads it.
 type results struct {
-	Started   time.Time
-	Total     time.Duration
-	Args      []string
-	Quick     bool
-	Matrix    string
-	Budget    int
-	FloorN    int
-	LoadDur   time.Duration
-	SeedConc  int
-	Scenarios string
-	Base      string
-	Account   string
-	DataDir   string
-	Sys       sysInfo
-	Phases    []phaseTiming
-	Speed     []speedProbe
-	Economy   *economyResult
-	Floor     []floorProbe
-	Rows      []*scaleRow
-	Load      *loadResult
-	Cleanups  []cleanupResult
-	Failures  []string
-	ServerErr []string
+	Started    time.Time
+	Total      time.Duration
+	Args       []string
+	Quick      bool
+	Matrix     string
+	Budget     int
+	FloorN     int
+	LoadDur    time.Duration
+	SeedConc   int
+	Scenarios  string
+	Base       string
+	Account    string
+	DataDir    string
+	Sys        sysInfo
+	Phases     []phaseTiming
+	Speed      []speedProbe
+	Economy    *economyResult
+	Floor      []floorProbe
+	Rows       []*scaleRow
+	Load       *loadResult
+	Generation *generationResult
+	Cleanups   []cleanupResult
+	Failures   []string
+	ServerErr  []string
 }
 
 func (b *bench) results() results {
@@ -335,7 +343,7 @@ func (b *bench) results() results {
 		Started: b.started, Total: b.elapsed(), Args: b.o.args, Quick: b.o.quick, Matrix: b.o.matrix, Budget: b.o.budget,
 		FloorN: b.o.floorN, LoadDur: b.o.loadDur, SeedConc: b.o.seedConc, Scenarios: b.o.scenarios, Base: b.base,
 		Account: b.account, DataDir: b.dataDir, Sys: b.sys, Phases: b.phases, Speed: b.speed, Economy: b.economy, Floor: b.floor,
-		Rows: b.rows, Load: b.load, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
+		Rows: b.rows, Load: b.load, Generation: b.generation, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
 	}
 }
 
@@ -360,7 +368,7 @@ func replot(o options) error {
 		r.Args, r.Quick, r.Matrix, r.Budget, r.FloorN, r.LoadDur, r.SeedConc, r.Scenarios
 	o.jsonOut = ""
 	b := &bench{o: o, started: r.Started, total: r.Total, base: r.Base, account: r.Account, dataDir: r.DataDir, sys: r.Sys,
-		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, cleanups: r.Cleanups, failures: r.Failures,
+		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, generation: r.Generation, cleanups: r.Cleanups, failures: r.Failures,
 		savedServerErrs: r.ServerErr}
 	if err := b.makePlots(); err != nil {
 		return err
@@ -472,9 +480,20 @@ func newBench(o options) (*bench, error) {
 	b.serverErrs = &errorLog{counts: map[string]int{}}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
 		zapcore.AddSync(io.MultiWriter(os.Stderr, b.serverErrs)), zap.ErrorLevel))
+	asm := assembly.NewService(b.store)
+	var providers []provider.Config
+	if slices.Contains(o.phaseOrder, "generation") {
+		if b.katan, b.stopKatan, err = startKatan(); err != nil {
+			return nil, err
+		}
+		if providers, err = katanProviders(b.katan); err != nil {
+			return nil, err
+		}
+	}
 	b.srv = api.New(api.Config{
 		Graph: b.store, Idempotency: b.store, Health: b.store,
-		Assembler: assembly.NewService(b.store), Assemblies: b.store, Keys: keys, Log: log,
+		Assembler: asm, Assemblies: b.store, Keys: keys, Log: log,
+		Generator: &generation.Service{Graph: b.store, Calls: b.store, Assembler: asm, Providers: provider.NewRegistry(providers)},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -502,6 +521,9 @@ func (b *bench) close() {
 	defer cancel()
 	_ = b.hs.Shutdown(ctx)
 	_ = b.store.Close(ctx)
+	if b.stopKatan != nil {
+		b.stopKatan()
+	}
 	_ = os.RemoveAll(b.blobDir)
 }
 
@@ -519,6 +541,8 @@ func (b *bench) run(ctx context.Context) error {
 			b.runScale(ctx)
 		case "load":
 			b.runLoad(ctx)
+		case "generation":
+			b.runGeneration(ctx)
 		}
 		b.phases = append(b.phases, phaseTiming{p, time.Since(start)})
 		logf("phase %s done in %s", p, time.Since(start).Round(time.Millisecond))
@@ -1822,6 +1846,9 @@ func (b *bench) writeReport(final bool) error {
 	if b.load != nil {
 		b.reportLoad(pf)
 	}
+	if b.generation != nil {
+		b.reportGeneration(pf)
+	}
 	if len(b.plots) > 0 {
 		pf("## Plots\n\n")
 		rel, err := filepath.Rel(filepath.Dir(b.o.out), b.o.plots)
@@ -2182,6 +2209,7 @@ func (b *bench) reportTargets(pf func(string, ...any)) {
 		r := rate(at16.Assemblies, at16.Elapsed)
 		pf("| ≥ 200 assemblies/s at 16 clients with zero errors | %.1f assemblies/s (in a 50/50 mix with writes), %d errors | %s |\n", r, at16.Errors, metText(r >= 200 && at16.Errors == 0))
 	}
+	b.reportGenerationTargets(pf)
 	pf("\nWhere a target is missed, [performance.md](performance.md) (written by hand, not by this run) gives the profile that explains it (Go pprof of the server, Neo4j `PROFILE` of the conversation read in [traversal-profile.md](traversal-profile.md)) and what was fixed; `-pprof DIR` writes a Go CPU profile of each scale row's timed assemblies and of its assemblies after a write, the log gives each row's statements as the driver and as Neo4j timed them, and `scripts/profile-traversal` profiles the read.\n\n")
 }
 
