@@ -37,6 +37,59 @@ func NewService(g model.AssemblyGraph) *Service {
 // Assemble builds and records the context of one model call. It returns KindInvalid for an
 // unknown policy version or an impossible request, KindNotFound for unknown ids.
 func (s *Service) Assemble(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
+	a, err := s.prepare(ctx, accountID, req)
+	if err != nil {
+		return model.Assembly{}, err
+	}
+	start := time.Now()
+	doc, err := model.EncodeJSON(a)
+	if err != nil {
+		return model.Assembly{}, model.Internal("encoding the assembly record", err)
+	}
+	if err := s.Graph.RecordAssembly(ctx, accountID, a, doc); err != nil {
+		return model.Assembly{}, err
+	}
+	a.TimingsMs.Record = ms(time.Since(start))
+	a.Encoded = doc
+	return a, nil
+}
+
+// recordTimeout bounds a record written while its model call runs (AssembleRecording):
+// it is written even when the caller has gone, since the call may have been made.
+const recordTimeout = 30 * time.Second
+
+// AssembleRecording builds the context of one model call and records it in the
+// background, so that the call can start before the record commits; recorded waits for
+// the record (its error, and its time in the assembly's timings).
+func (s *Service) AssembleRecording(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, func() (model.Timings, error), error) {
+	a, err := s.prepare(ctx, accountID, req)
+	if err != nil {
+		return model.Assembly{}, nil, err
+	}
+	doc, err := model.EncodeJSON(a)
+	if err != nil {
+		return model.Assembly{}, nil, model.Internal("encoding the assembly record", err)
+	}
+	done := make(chan error, 1)
+	var took time.Duration
+	go func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		start := time.Now()
+		err := s.Graph.RecordAssembly(rctx, accountID, a, doc)
+		took = time.Since(start)
+		done <- err
+	}()
+	timings := a.TimingsMs
+	return a, func() (model.Timings, error) {
+		err := <-done
+		timings.Record = ms(took)
+		return timings, err
+	}, nil
+}
+
+// prepare computes an assembly with its id, without recording it.
+func (s *Service) prepare(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
 	v, err := policy.Resolve(req.PolicyVersion)
 	if err != nil {
 		return model.Assembly{}, err
@@ -55,16 +108,6 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 	}
 	a.ID = "asm_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
 	a.CreatedAt = now
-	start := time.Now()
-	doc, err := model.EncodeJSON(a)
-	if err != nil {
-		return model.Assembly{}, model.Internal("encoding the assembly record", err)
-	}
-	if err := s.Graph.RecordAssembly(ctx, accountID, a, doc); err != nil {
-		return model.Assembly{}, err
-	}
-	a.TimingsMs.Record = ms(time.Since(start))
-	a.Encoded = doc
 	return a, nil
 }
 

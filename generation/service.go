@@ -29,7 +29,7 @@ const recordTimeout = 30 * time.Second
 type Service struct {
 	Graph     model.ExecutionGraph
 	Calls     model.GenerationGraph
-	Assembler model.ContextAssembler
+	Assembler model.RecordingAssembler
 	Providers model.Providers
 }
 
@@ -197,7 +197,7 @@ type stepRequest struct {
 // step makes one model call of a run: assemble, call, record.
 func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest) (model.RunResult, error) {
 	res := model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}
-	a, err := s.Assembler.Assemble(ctx, accountID, model.AssemblyRequest{
+	a, recorded, err := s.Assembler.AssembleRecording(ctx, accountID, model.AssemblyRequest{
 		BranchID: run.BranchID, ParticipantID: pc.participant.ID, RunID: run.ID, RuntimeKind: run.RuntimeKind,
 		Provider: pc.provider.Name(), Model: pc.model, TokenBudget: sr.tokenBudget, ExactArtifactIDs: orEmpty(sr.exactArtifactIDs),
 		PolicyVersion: sr.policyVersion, ToolRounds: true,
@@ -224,6 +224,11 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	var call model.ProviderCall
 	resp, err := pc.provider.Generate(ctx, preq, &call)
 
+	// The assembly's record, written meanwhile, commits before anything it explains.
+	if _, rerr := recorded(); rerr != nil {
+		s.fail(ctx, accountID, run.ID, "", &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"}, &call, a.PolicyVersion)
+		return res, rerr
+	}
 	// What came back is recorded even when the client has gone.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()

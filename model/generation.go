@@ -229,6 +229,14 @@ type GenerationGraph interface {
 	FinishTurn(ctx context.Context, accountID string, msg NewMessage, rec ModelCallRecord) (Message, error)
 }
 
+// RecordingAssembler builds a model call's context and records it in the background, so
+// that the call can start before the record commits (it must commit before the answer).
+type RecordingAssembler interface {
+	// AssembleRecording returns the assembly and recorded, which waits for the record and
+	// returns the assembly's timings with the record's time.
+	AssembleRecording(ctx context.Context, accountID string, req AssemblyRequest) (a Assembly, recorded func() (Timings, error), err error)
+}
+
 // Generator runs turns: it assembles, calls providers and records what came back.
 type Generator interface {
 	// Generate runs a turn. KindInvalid names the field of a bad request; KindNotFound an
