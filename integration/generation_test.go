@@ -638,3 +638,27 @@ func TestGenerationConcurrentContinue(t *testing.T) {
 		t.Fatalf("%d answers recorded for the run", n)
 	}
 }
+
+// A provider that echoes the key in its error: neither the answer nor the run keeps it.
+func TestGenerationProviderErrorNeverCarriesTheKey(t *testing.T) {
+	const key = "sk-proj-Zx81Qq0secretsecret"
+	fake := newProtocolServer(t, "/v1/chat/completions", func(int, map[string]any) (int, map[string]string, any) {
+		return 401, nil, map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "invalid_api_key",
+			"message": "Incorrect API key provided: " + key + " (sk-proj-****cret)."}}
+	})
+	cfgs, err := provider.Parse([]byte(`providers:
+  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", apiKeyEnv: K, maxRetries: 0}
+`), func(string) string { return key })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newProviderHarness(t, cfgs...)
+	conv, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	r := h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "hi"}})
+	if r.status != 502 || strings.Contains(string(r.body), "sk-") || !strings.Contains(string(r.body), "Incorrect API key provided") {
+		t.Fatalf("the provider's error as answered: %d %s", r.status, r.body)
+	}
+	if n := keyedNodes(t, conv, "sk-"); n != 0 {
+		t.Fatalf("%d nodes keep something of the key", n)
+	}
+}

@@ -62,7 +62,7 @@ func (p *Anthropic) Generate(ctx context.Context, req model.ProviderRequest, cal
 	if req.OnDelta == nil {
 		resp, err := p.client.Messages.New(ctx, params, opts...)
 		if err != nil {
-			return model.ProviderResponse{}, anthropicError(ctx, err)
+			return model.ProviderResponse{}, anthropicError(ctx, err, p.cfg.Key)
 		}
 		return anthropicResponse(resp), nil
 	}
@@ -79,7 +79,7 @@ func (p *Anthropic) Generate(ctx context.Context, req model.ProviderRequest, cal
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return model.ProviderResponse{}, anthropicError(ctx, err)
+		return model.ProviderResponse{}, anthropicError(ctx, err, p.cfg.Key)
 	}
 	return anthropicResponse(&msg), nil
 }
@@ -212,7 +212,7 @@ func anthropicResponse(m *anthropic.Message) model.ProviderResponse {
 
 // anthropicError keeps what the provider said (status, error type, message), never the
 // request.
-func anthropicError(ctx context.Context, err error) error {
+func anthropicError(ctx context.Context, err error, key string) error {
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
 		var body struct {
@@ -229,7 +229,7 @@ func anthropicError(ctx context.Context, err error) error {
 		if msg == "" {
 			msg = statusText(apiErr.StatusCode)
 		}
-		return &model.ProviderError{Status: apiErr.StatusCode, Code: code, Message: msg}
+		return &model.ProviderError{Status: apiErr.StatusCode, Code: code, Message: scrub(msg, key)}
 	}
 	return transportError(ctx, err)
 }

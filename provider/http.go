@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -47,6 +49,19 @@ func transportError(ctx context.Context, err error) error {
 		return &model.ProviderError{Code: "timeout", Message: "the provider did not answer in time"}
 	}
 	return &model.ProviderError{Code: "unreachable", Message: "the provider could not be reached"}
+}
+
+// keyLike matches what providers echo of an API key in their error messages (OpenAI's
+// "Incorrect API key provided: sk-proj-****abcd", Anthropic's sk-ant-… keys).
+var keyLike = regexp.MustCompile(`\b(sk|rk|pk)-[A-Za-z0-9_*.-]{4,}`)
+
+// scrub removes the configured key, and anything shaped like a key, from a provider's
+// message before it is kept on a run or answered: keys never reach the graph or a client.
+func scrub(message, key string) string {
+	if key != "" {
+		message = strings.ReplaceAll(message, key, "[redacted]")
+	}
+	return keyLike.ReplaceAllString(message, "[redacted]")
 }
 
 func statusText(status int) string {

@@ -55,7 +55,7 @@ func (p *OpenAI) Generate(ctx context.Context, req model.ProviderRequest, call *
 	if req.OnDelta == nil {
 		resp, err := p.client.Chat.Completions.New(ctx, params, capture)
 		if err != nil {
-			return model.ProviderResponse{}, openAIError(ctx, err)
+			return model.ProviderResponse{}, openAIError(ctx, err, p.cfg.Key)
 		}
 		return openAIResponse(resp), nil
 	}
@@ -73,7 +73,7 @@ func (p *OpenAI) Generate(ctx context.Context, req model.ProviderRequest, call *
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return model.ProviderResponse{}, openAIError(ctx, err)
+		return model.ProviderResponse{}, openAIError(ctx, err, p.cfg.Key)
 	}
 	return openAIResponse(&acc.ChatCompletion), nil
 }
@@ -165,7 +165,7 @@ func openAIResponse(resp *openai.ChatCompletion) model.ProviderResponse {
 }
 
 // openAIError keeps what the provider said (status, code, message), never the request.
-func openAIError(ctx context.Context, err error) error {
+func openAIError(ctx context.Context, err error, key string) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		code := apiErr.Code
@@ -179,7 +179,7 @@ func openAIError(ctx context.Context, err error) error {
 		if msg == "" {
 			msg = statusText(apiErr.StatusCode)
 		}
-		return &model.ProviderError{Status: apiErr.StatusCode, Code: code, Message: msg}
+		return &model.ProviderError{Status: apiErr.StatusCode, Code: code, Message: scrub(msg, key)}
 	}
 	return transportError(ctx, err)
 }
