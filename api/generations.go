@@ -167,15 +167,15 @@ func (s *Server) runGeneration(c echo.Context, stream bool, status int, run func
 	stop()
 	var pe *model.ProviderError
 	switch {
-	case err != nil && !errors.As(err, &pe) && !sse.started():
+	case errors.As(err, &pe):
+		// Every run failed at its provider: the runs' events said so; done ends the stream.
+		c.Set(finalAnswerKey, true)
+	case err != nil && !sse.started():
 		// Nothing was streamed yet: an ordinary JSON error.
 		return err
-	case err != nil && !errors.As(err, &pe):
+	case err != nil:
 		_, detail := s.describe(err)
 		sse.send(model.GenerationEvent{Name: "error", Data: map[string]any{"error": detail}})
-	}
-	if pe != nil {
-		c.Set(finalAnswerKey, true)
 	}
 	sse.send(model.GenerationEvent{Name: model.EventDone, Data: map[string]any{"userMessageId": gen.UserMessageID, "runs": gen.Runs}})
 	return nil

@@ -20,6 +20,9 @@ type rounds struct {
 	all      []policy.Verdict
 	provider string
 	raw      map[string]model.ArtifactRaw
+	// outcomes indexes all's artifacts by id, built at the first render: the budget
+	// renders again after each trim, and all does not change meanwhile.
+	outcomes map[string]*policy.Verdict
 }
 
 // roundMembers maps each included record that belongs to a tool round (a round call's
@@ -72,16 +75,27 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 	for i, k := range member {
 		results[k] = append(results[k], i)
 	}
-	outcomeSeq := map[string]int64{}
-	state := map[string]*policy.Verdict{}
-	for i := range r.all {
-		if c := r.all[i].Candidate; c.Kind == model.KindArtifact {
-			outcomeSeq[c.ID] = c.Seq
-			state[c.ID] = &r.all[i]
+	if r.outcomes == nil {
+		r.outcomes = map[string]*policy.Verdict{}
+		for i := range r.all {
+			if r.all[i].Candidate.Kind == model.KindArtifact {
+				r.outcomes[r.all[i].Candidate.ID] = &r.all[i]
+			}
 		}
 	}
+	// An outcome's verdict as the budget left it: its copy in verdicts, else as judged.
+	current := map[string]*policy.Verdict{}
 	for i := range verdicts {
-		state[verdicts[i].Candidate.ID] = &verdicts[i]
+		if verdicts[i].Candidate.Kind == model.KindArtifact {
+			current[verdicts[i].Candidate.ID] = &verdicts[i]
+		}
+	}
+	state := func(id string) (*policy.Verdict, bool) {
+		if vd, ok := current[id]; ok {
+			return vd, true
+		}
+		vd, ok := r.outcomes[id]
+		return vd, ok
 	}
 	// A round ends where a result arrived: a call recorded after an earlier call's outcome
 	// belongs to the model's next request.
@@ -95,8 +109,8 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], k)
 		for _, a := range c.ArtifactIDs {
-			if s, ok := outcomeSeq[a]; ok && (firstResult < 0 || s < firstResult) {
-				firstResult = s
+			if vd, ok := r.outcomes[a]; ok && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
+				firstResult = vd.Candidate.Seq
 			}
 		}
 	}
@@ -148,11 +162,11 @@ func (r *rounds) resultText(vd *policy.Verdict, text string) string {
 }
 
 // withheld names the outcome of a call whose result the policies did not include, and why.
-func (r *rounds) withheld(c *model.Candidate, state map[string]*policy.Verdict) string {
+func (r *rounds) withheld(c *model.Candidate, state func(string) (*policy.Verdict, bool)) string {
 	id, why := "", "not recorded"
 	for _, a := range c.ArtifactIDs {
 		id, why = a, "left out"
-		if vd, ok := state[a]; ok {
+		if vd, ok := state(a); ok {
 			switch vd.Decision.Reason {
 			case model.ReasonPrivacy:
 				why = "restricted for " + r.provider

@@ -116,12 +116,15 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	if err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-staleStep)); err != nil {
 		return model.Generation{}, err
 	}
+	recorded := false
 	defer func() {
-		// A no-op once the model call's record released it; otherwise (a refused or
-		// failed continuation) the run is free again now rather than when the claim is stale.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-		defer cancel()
-		_ = s.Calls.ReleaseRunStep(rctx, accountID, run.ID, claim)
+		// The model call's record released the claim; a refused or failed continuation
+		// frees the run now rather than when the claim is stale.
+		if !recorded {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+			defer cancel()
+			_ = s.Calls.ReleaseRunStep(rctx, accountID, run.ID, claim)
+		}
 	}()
 	requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
 	if err != nil {
@@ -149,6 +152,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	res, err := s.step(ctx, accountID, run, calls[0], stepRequest{
 		tokenBudget: req.TokenBudget, replyTo: run.TriggerMessageID, options: req.Options, policyVersion: run.PolicyVersion,
 	})
+	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
 	return out, answer(out, []error{err})
 }
@@ -203,7 +207,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		PolicyVersion: sr.policyVersion, ToolRounds: true,
 	})
 	if err != nil {
-		s.fail(ctx, accountID, run.ID, "", &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"}, nil, "")
+		s.fail(ctx, accountID, model.ModelCallRecord{RunID: run.ID}, &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"})
 		return res, err
 	}
 	res.AssemblyID = a.ID
@@ -223,16 +227,17 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	}
 	var call model.ProviderCall
 	resp, err := pc.provider.Generate(ctx, preq, &call)
+	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency}
 
 	// The assembly's record, written meanwhile, commits before anything it explains.
 	if _, rerr := recorded(); rerr != nil {
-		s.fail(ctx, accountID, run.ID, "", &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"}, &call, a.PolicyVersion)
+		rec.AssemblyID = ""
+		s.fail(ctx, accountID, rec, &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"})
 		return res, rerr
 	}
 	// What came back is recorded even when the client has gone.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency}
 	if err != nil {
 		var pe *model.ProviderError
 		if !errors.As(err, &pe) {
@@ -242,7 +247,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 			pe = &model.ProviderError{Code: "cancelled", Message: "the client disconnected before the provider answered"}
 		}
 		res.Status, res.Error = model.RunFailed, pe
-		s.fail(rctx, accountID, run.ID, a.ID, pe, &call, a.PolicyVersion)
+		s.fail(rctx, accountID, rec, pe)
 		s.emitEnd(emit, res)
 		return res, nil
 	}
@@ -288,13 +293,10 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	return res, nil
 }
 
-// fail records a run's failed model call, best effort: the run's failure is answered
-// either way.
-func (s *Service) fail(ctx context.Context, accountID, runID, assemblyID string, pe *model.ProviderError, call *model.ProviderCall, policyVersion string) {
-	rec := model.ModelCallRecord{RunID: runID, AssemblyID: assemblyID, PolicyVersion: policyVersion, Status: model.RunFailed, Error: pe}
-	if call != nil {
-		rec.RequestSHA256, rec.Latency = call.RequestSHA256, call.Latency
-	}
+// fail records a run's failed model call, ending the run with pe, best effort: the run's
+// failure is answered either way.
+func (s *Service) fail(ctx context.Context, accountID string, rec model.ModelCallRecord, pe *model.ProviderError) {
+	rec.Status, rec.Error = model.RunFailed, pe
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	_, _ = s.Calls.RecordModelCall(rctx, accountID, rec)

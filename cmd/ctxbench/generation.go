@@ -190,7 +190,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			fail("generation answered %s", clip(body))
 			continue
 		}
-		req, err := b.providerRequest(ctx, ans.Runs[0].AssemblyID, ans.Runs[0].Model)
+		req, _, err := b.providerRequest(ctx, ans.Runs[0].AssemblyID, ans.Runs[0].Model)
 		if err != nil {
 			fail("%v", err)
 			continue
@@ -209,7 +209,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			fail("streamed generation: %v", err)
 			continue
 		}
-		req, err := b.providerRequest(ctx, asmID, "")
+		req, asm, err := b.providerRequest(ctx, asmID, "")
 		if err != nil {
 			fail("%v", err)
 			continue
@@ -219,9 +219,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			fail("streamed straight to llm-katan: %v", err)
 			continue
 		}
-		if a, err := b.assemblyTime(ctx, asmID); err == nil {
-			asmTotal += a
-		}
+		asmTotal += asm
 		firstThrough, firstDirect = append(firstThrough, ft), append(firstDirect, fd)
 	}
 	out.Through, out.Direct, out.Added = summarize(through), summarize(direct), summarize(added)
@@ -238,46 +236,34 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 	return out
 }
 
-// providerRequest rebuilds the chat-completions body of a recorded assembly, as the openai
-// adapter serialises it.
-func (b *bench) providerRequest(ctx context.Context, assemblyID, modelName string) ([]byte, error) {
+// providerRequest reads a recorded assembly and rebuilds its chat-completions body, as the
+// openai adapter serialises it, with the assembly's server-side time as its record keeps
+// it (graph, policy and serialise: the record holds no time for its own write).
+func (b *bench) providerRequest(ctx context.Context, assemblyID, modelName string) ([]byte, time.Duration, error) {
 	st, body, _, err := b.call(ctx, b.key, http.MethodGet, "/v1/assemblies/"+assemblyID, nil)
 	if err != nil || st != http.StatusOK {
-		return nil, fmt.Errorf("reading assembly %s: %d %v", assemblyID, st, err)
+		return nil, 0, fmt.Errorf("reading assembly %s: %d %v", assemblyID, st, err)
 	}
 	var a struct {
 		Messages []model.ChatMessage `json:"messages"`
 		Request  struct {
 			Model string `json:"model"`
 		} `json:"request"`
+		TimingsMs model.Timings `json:"timingsMs"`
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if modelName == "" {
 		modelName = a.Request.Model
 	}
 	params, err := provider.OpenAIParams(model.ProviderRequest{Model: modelName, Messages: a.Messages})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return json.Marshal(params)
-}
-
-// assemblyTime is an assembly's server-side time: graph, policy, serialise and record.
-func (b *bench) assemblyTime(ctx context.Context, assemblyID string) (time.Duration, error) {
-	st, body, _, err := b.call(ctx, b.key, http.MethodGet, "/v1/assemblies/"+assemblyID, nil)
-	if err != nil || st != http.StatusOK {
-		return 0, fmt.Errorf("%d %v", st, err)
-	}
-	var a struct {
-		TimingsMs model.Timings `json:"timingsMs"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return 0, err
-	}
+	out, err := json.Marshal(params)
 	t := a.TimingsMs
-	return time.Duration((t.Graph + t.Policy + t.Serialize + t.Record) * float64(time.Millisecond)), nil
+	return out, time.Duration((t.Graph + t.Policy + t.Serialize + t.Record) * float64(time.Millisecond)), err
 }
 
 // postKatan sends a chat-completions body to llm-katan: the whole answer's time, and with
@@ -416,7 +402,7 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 func (b *bench) reportGeneration(pf func(string, ...any)) {
 	g := b.generation
 	pf("## Generation\n\n")
-	pf("`POST /v1/generations` against llm-katan 0.22.0 (`scripts/llm-katan`: echo backend, no added latency, on %s), each timed beside the same chat-completions body sent straight to llm-katan by the same client: the assembly's messages as the openai adapter serialises them. *Added* is, pair by pair, the generation's time less llm-katan's own; each generation writes its user message, run, assembly and answer, so every assembly but the first follows a write. The first delta is the time to the first `message.delta` of a streamed generation against the time to the first content chunk of the same request streamed by llm-katan (20 of each, alternated); *assembly* is the mean server-side time of those generations' assemblies (graph, policy, serialise, record).\n\n", g.Katan)
+	pf("`POST /v1/generations` against llm-katan 0.22.0 (`scripts/llm-katan`: echo backend, no added latency, on %s), each timed beside the same chat-completions body sent straight to llm-katan by the same client: the assembly's messages as the openai adapter serialises them. *Added* is, pair by pair, the generation's time less llm-katan's own; each generation writes its user message, run, assembly and answer, so every assembly but the first follows a write. The first delta is the time to the first `message.delta` of a streamed generation against the time to the first content chunk of the same request streamed by llm-katan (20 of each, alternated); *assembly* is the mean server-side time of those generations' assemblies as their records keep them (graph, policy and serialise; a record holds no time for its own write).\n\n", g.Katan)
 	pf("| conversation | n | through ctxgraph p50 | p99 | straight to llm-katan p50 | p99 | added p50 | added p99 | first delta (ctxgraph) p50 | first chunk (llm-katan) p50 | assembly | errors |\n")
 	pf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range g.Rows {
