@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -67,9 +68,10 @@ func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.C
 	})
 }
 
-// DefaultDeleteBatch is how many nodes one transaction of a conversation's deletion deletes:
-// 1,000 assemblies with ~200 INCLUDED edges each stay well inside the 512 MiB of
-// transaction memory the local Neo4j allows.
+// DefaultDeleteBatch is how many nodes the first transaction of a conversation's deletion
+// deletes. What a batch costs in Neo4j's transaction memory depends on what the nodes are
+// (an assembly of a long conversation holds ~200 INCLUDED edges), so DeleteConversation
+// halves the batch whenever Neo4j refuses one for memory.
 const DefaultDeleteBatch = 1000
 
 // DeleteConversation deletes a conversation and everything under it: first, in one
@@ -78,9 +80,10 @@ const DefaultDeleteBatch = 1000
 // idempotent responses of its writes (a replay answers 404, never the deleted content);
 // then the remaining nodes go in batches, each its own transaction, so that no transaction
 // outgrows Neo4j's transaction memory however long the conversation; the conversation node
-// goes last. After each batch, the blobs its nodes held are removed unless another record
-// shares them, so a failed delete leaves every remaining payload readable, and deleting
-// again finishes an interrupted deletion.
+// goes last. A batch that Neo4j refuses for memory is rolled back and taken again at half
+// the size, down to one node. After each batch, the blobs its nodes held are removed unless
+// another record shares them, so a failed delete leaves every remaining payload readable,
+// and deleting again finishes an interrupted deletion.
 func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) error {
 	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
 		rec, err := t.one("MarkConversationDeleted", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()})
@@ -96,9 +99,10 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 		return err
 	}
 	s.records.drop(accountID, id)
-	for {
+	for limit := max(1, s.DeleteBatch); ; {
 		deleted, refs, err := writeTxPair(ctx, s, func(t *tx) (int64, []string, error) {
-			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": s.DeleteBatch})
+			t.divisible = true
+			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": limit})
 			if err != nil || rec == nil {
 				return 0, nil, err
 			}
@@ -109,6 +113,14 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 			}
 			return n, strList(rec, "refs"), nil
 		})
+		var refused tooLarge
+		if errors.As(err, &refused) {
+			if limit == 1 {
+				return model.Unavailable("Neo4j has too little transaction memory to delete one record of the conversation", refused.err)
+			}
+			limit /= 2
+			continue
+		}
 		if err != nil {
 			return err
 		}

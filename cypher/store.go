@@ -170,6 +170,24 @@ type tx struct {
 	first string
 	// answered says that the transaction stored its request's idempotent response (answer).
 	answered bool
+	// divisible says that the work can be split into smaller transactions: when Neo4j
+	// refuses it for transaction memory it ends as tooLarge instead of being retried as it
+	// is, which would fail the same way.
+	divisible bool
+}
+
+// tooLarge is a divisible transaction that Neo4j refused for transaction memory.
+type tooLarge struct{ err error }
+
+func (e tooLarge) Error() string { return "transaction too large: " + e.err.Error() }
+
+// outOfTransactionMemory reports whether Neo4j refused a transaction because it, or all
+// transactions together, reached their memory limit (db.memory.transaction.max,
+// dbms.memory.transaction.total.max), in a statement or at its commit.
+func outOfTransactionMemory(err error) bool {
+	var n4j *neo4j.Neo4jError
+	return errors.As(err, &n4j) && (strings.HasSuffix(n4j.Code, ".General.MemoryPoolOutOfMemoryError") ||
+		strings.HasSuffix(n4j.Code, ".General.TransactionOutOfMemoryError"))
 }
 
 // run executes the named query and collects its records.
@@ -366,12 +384,18 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 		t := &tx{ctx: ctx, inner: inner, store: s, write: mode == neo4j.AccessModeWrite}
 		out, err := work(t)
 		first, answered = t.first, t.answered
+		if err == nil {
+			err = inner.Commit(ctx)
+			if err != nil && !(t.divisible && outOfTransactionMemory(err)) {
+				return zero, true, err
+			}
+		}
 		if err != nil {
 			_ = inner.Rollback(ctx)
+			if t.divisible && outOfTransactionMemory(err) {
+				return zero, false, tooLarge{err}
+			}
 			return zero, false, err
-		}
-		if err := inner.Commit(ctx); err != nil {
-			return zero, true, err
 		}
 		return out, false, nil
 	})

@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -63,5 +64,23 @@ func TestLockConflictSeesThroughTheDriversRetries(t *testing.T) {
 	}
 	if lockConflict(timeout) || lockConflict(&neo4j.TransactionExecutionLimit{Errors: []error{deadlock, timeout}}) || lockConflict(&neo4j.ConnectivityError{}) {
 		t.Error("a failure other than a deadlock is seen as a lock conflict")
+	}
+}
+
+func TestOutOfTransactionMemory(t *testing.T) {
+	for code, want := range map[string]bool{
+		"Neo.TransientError.General.MemoryPoolOutOfMemoryError":  true, // all transactions together
+		"Neo.ClientError.General.TransactionOutOfMemoryError":    true, // db.memory.transaction.max
+		"Neo.TransientError.General.TransactionOutOfMemoryError": true,
+		"Neo.TransientError.Transaction.DeadlockDetected":        false,
+		"Neo.TransientError.General.OutOfMemoryError":            false, // the JVM's heap, not a transaction limit
+	} {
+		err := fmt.Errorf("commit: %w", &neo4j.Neo4jError{Code: code})
+		if got := outOfTransactionMemory(err); got != want {
+			t.Errorf("%s: got %v, want %v", code, got, want)
+		}
+	}
+	if outOfTransactionMemory(errors.New("MemoryPoolOutOfMemoryError")) {
+		t.Error("text alone counted as Neo4j's refusal")
 	}
 }

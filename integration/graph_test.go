@@ -405,3 +405,53 @@ func TestConversationIsDeletedInBatches(t *testing.T) {
 	h.expectError(h.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "late"}), 404, "not_found", "")
 	h.expectError(h.call("DELETE", "/v1/conversations/"+w.conv, nil), 404, "not_found", "")
 }
+
+// TestConversationTooLargeForATransactionIsDeleted deletes a conversation whose first batch
+// outgrows the transaction memory Neo4j allows (dbms.memory.transaction.total.max, 512 MiB
+// on the project's local Neo4j), as a long conversation's assemblies do: each holds its
+// serialised request and ~200 INCLUDED edges. They are written here straight into the graph,
+// in the shape RecordAssemblies gives them, because writing 1,000 through the API takes
+// minutes. The refused batch is rolled back and taken again at half the size until it
+// fits, and the deletion completes.
+func TestConversationTooLargeForATransactionIsDeleted(t *testing.T) {
+	limit := cypherQuery(t, "SHOW SETTINGS YIELD name, value WHERE name = 'dbms.memory.transaction.total.max' RETURN value", nil)[0].Values[0].(string)
+	if limit != "512.00MiB" {
+		t.Skipf("the test is sized for 512 MiB of transaction memory, and this Neo4j allows %s", limit)
+	}
+	store := openStore(t.TempDir())
+	store.DeleteBatch = 1000
+	h := newHarnessWith(t, store, "")
+	w := h.world()
+	for i := 0; i < 8; i++ {
+		h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": fmt.Sprintf("question %d", i)})
+	}
+	for from := 0; from < 1000; from += 100 {
+		cypherQuery(t, `MATCH (c:Conversation {id: $conv})
+			MATCH (m:Message {conversationId: c.id})
+			WITH c, collect(m) AS messages
+			UNWIND range($from, $from + 99) AS i
+			CREATE (a:ContextAssembly {id: 'asm_heavy_' + c.id + '_' + i, accountId: c.accountId, conversationId: c.id,
+			                           record: $record})
+			WITH a, messages
+			UNWIND range(0, 207) AS k
+			WITH a, messages[k % size(messages)] AS m, k
+			CREATE (a)-[:INCLUDED {as: 'message', position: k}]->(m)`,
+			map[string]any{"conv": w.conv, "from": from, "record": strings.Repeat("0123456789", 8000)})
+	}
+	nodes := cypherCount(t, "MATCH (n {conversationId: $id}) RETURN count(n)", map[string]any{"id": w.conv})
+	batches := 0
+	store.AfterStatement = func(name string) error {
+		if name == "DeleteConversationBatch" {
+			batches++
+		}
+		return nil
+	}
+	h.must(204, "DELETE", "/v1/conversations/"+w.conv, nil)
+	if n := cypherCount(t, "MATCH (n {conversationId: $id}) RETURN count(n)", map[string]any{"id": w.conv}); n != 0 {
+		t.Errorf("%d of %d nodes of the conversation are left", n, nodes)
+	}
+	if unrefused := int(nodes)/store.DeleteBatch + 2; batches <= unrefused {
+		t.Errorf("%d nodes went in %d batches of at most %d: none was refused for memory, so the test proves nothing", nodes, batches, store.DeleteBatch)
+	}
+	h.expectError(h.call("GET", "/v1/conversations/"+w.conv, nil), 404, "not_found", "")
+}
