@@ -31,6 +31,38 @@ type Service struct {
 	Calls     model.GenerationGraph
 	Assembler model.RecordingAssembler
 	Providers model.Providers
+	// Observe, when set, is told how long each step of a turn took (the Step names), so
+	// that a benchmark or a metric can say where a generation's time goes. It runs on the
+	// request's goroutines and must not block.
+	Observe func(step Step, d time.Duration)
+}
+
+// Step names a step of a turn, in the order a turn takes them.
+type Step string
+
+const (
+	// StepResolve reads the branch's conversation and resolves each participant's provider.
+	StepResolve Step = "resolve"
+	// StepBeginTurn records the user message and starts the runs (one transaction).
+	StepBeginTurn Step = "begin_turn"
+	// StepAssemble assembles a run's context; its record is written during StepProvider.
+	StepAssemble Step = "assemble"
+	// StepProvider is the provider call, the request's serialisation included.
+	StepProvider Step = "provider"
+	// StepRecordWait waits for the assembly's record to commit after the provider answered.
+	StepRecordWait Step = "record_wait"
+	// StepFinish records what came back: the answer and the run's end, or the tool calls.
+	StepFinish Step = "finish"
+)
+
+// timed reports the time since start for step to Observe, when set, and returns now, the
+// start of the next step.
+func (s *Service) timed(step Step, start time.Time) time.Time {
+	now := time.Now()
+	if s.Observe != nil {
+		s.Observe(step, now.Sub(start))
+	}
+	return now
 }
 
 // participantCall is one participant's resolved provider and model.
@@ -42,6 +74,7 @@ type participantCall struct {
 
 // Generate runs a turn: see model.Generator.
 func (s *Service) Generate(ctx context.Context, accountID string, req model.GenerationRequest) (model.Generation, error) {
+	start := time.Now()
 	convID, err := s.Calls.BranchConversation(ctx, accountID, req.BranchID)
 	if err != nil {
 		return model.Generation{}, err
@@ -79,10 +112,12 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 		starts[i] = model.NewRun{BranchID: req.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: kind,
 			Provider: pc.provider.Name(), Model: pc.model}
 	}
+	start = s.timed(StepResolve, start)
 	user, runs, err := s.Calls.BeginTurn(ctx, accountID, msg, starts)
 	if err != nil {
 		return model.Generation{}, err
 	}
+	s.timed(StepBeginTurn, start)
 	out.UserMessageID = user.ID
 	var wg sync.WaitGroup
 	errs := make([]error, len(calls))
@@ -201,6 +236,7 @@ type stepRequest struct {
 // step makes one model call of a run: assemble, call, record.
 func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest) (model.RunResult, error) {
 	res := model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}
+	start := time.Now()
 	a, recorded, err := s.Assembler.AssembleRecording(ctx, accountID, model.AssemblyRequest{
 		BranchID: run.BranchID, ParticipantID: pc.participant.ID, RunID: run.ID, RuntimeKind: run.RuntimeKind,
 		Provider: pc.provider.Name(), Model: pc.model, TokenBudget: sr.tokenBudget, ExactArtifactIDs: orEmpty(sr.exactArtifactIDs),
@@ -210,6 +246,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		s.fail(ctx, accountID, model.ModelCallRecord{RunID: run.ID}, &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"})
 		return res, err
 	}
+	start = s.timed(StepAssemble, start)
 	res.AssemblyID = a.ID
 	res.Tokens = model.GenerationTokens{Assembled: a.Tokens.Assembled, Baseline: a.Tokens.Baseline}
 	emit := sr.options.OnEvent
@@ -227,6 +264,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	}
 	var call model.ProviderCall
 	resp, err := pc.provider.Generate(ctx, preq, &call)
+	start = s.timed(StepProvider, start)
 	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency}
 
 	// The assembly's record, written meanwhile, commits before anything it explains.
@@ -235,6 +273,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		s.fail(ctx, accountID, rec, &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"})
 		return res, rerr
 	}
+	start = s.timed(StepRecordWait, start)
 	// What came back is recorded even when the client has gone.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
@@ -272,6 +311,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
 			return res, err
 		}
+		s.timed(StepFinish, start)
 		res.Status = model.RunAwaitingTools
 		s.emitEnd(emit, res)
 		return res, nil
@@ -288,6 +328,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	if err != nil {
 		return res, err
 	}
+	s.timed(StepFinish, start)
 	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
 	s.emitEnd(emit, res)
 	return res, nil

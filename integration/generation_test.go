@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
 )
@@ -442,9 +444,15 @@ func TestGenerationTimeout(t *testing.T) {
 func TestGenerationEchoStreamAndIdempotency(t *testing.T) {
 	h := newProviderHarness(t)
 	_, branch, ids := h.conversationWith([3]string{"dev", "", ""})
+	h.steps.take()
 	r := h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "hello echo"}, "stream": true})
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("stream: %d %s", r.status, r.header)
+	}
+	want := []generation.Step{generation.StepResolve, generation.StepBeginTurn, generation.StepAssemble,
+		generation.StepProvider, generation.StepRecordWait, generation.StepFinish}
+	if got := h.steps.take(); !slices.Equal(got, want) {
+		t.Errorf("observed steps %v, want %v", got, want)
 	}
 	var deltas strings.Builder
 	var names []string

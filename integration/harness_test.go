@@ -115,6 +115,29 @@ type harness struct {
 	otherKey string
 	// account is the account of key.
 	account string
+	// steps are the generation steps the server observed, in order.
+	steps *observedSteps
+}
+
+// observedSteps records the steps a generation.Service observes.
+type observedSteps struct {
+	mu    sync.Mutex
+	steps []generation.Step
+}
+
+func (o *observedSteps) observe(step generation.Step, d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.steps = append(o.steps, step)
+}
+
+// take returns the steps observed since the last take.
+func (o *observedSteps) take() []generation.Step {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := o.steps
+	o.steps = nil
+	return out
 }
 
 func newHarness(t *testing.T) *harness {
@@ -134,11 +157,12 @@ func newProviderHarness(t *testing.T, providers ...provider.Config) *harness {
 func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers []provider.Config) *harness {
 	t.Helper()
 	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store),
-		account: "acct-" + randomHex(6)}
+		account: "acct-" + randomHex(6), steps: &observedSteps{}}
 	h.srv = api.New(api.Config{
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
 		Assembler: h.asm, Assemblies: store,
-		Generator: &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers)},
+		Generator: &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers),
+			Observe: h.steps.observe},
 		Keys:      map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
 		// The cause of a 500 is logged, never sent: the test's log shows it.
 		Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
 )
@@ -39,9 +40,45 @@ type genRow struct {
 	// Assembly the mean server-side time of the streamed generations' assemblies.
 	FirstThrough, FirstDirect stats
 	Assembly                  time.Duration
-	N, Errors                 int
-	Err                       string
+	// Steps is the mean server-side time of each step of the unstreamed generations
+	// (generation.Service.Observe), by step name.
+	Steps     map[generation.Step]time.Duration
+	N, Errors int
+	Err       string
 }
+
+// stepTimes collects the step times the server's generation service observes.
+type stepTimes struct {
+	mu    sync.Mutex
+	sum   map[generation.Step]time.Duration
+	count map[generation.Step]int
+}
+
+func (s *stepTimes) observe(step generation.Step, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sum == nil {
+		s.sum, s.count = map[generation.Step]time.Duration{}, map[generation.Step]int{}
+	}
+	s.sum[step] += d
+	s.count[step]++
+}
+
+// take returns the mean of each step observed since the last take, and starts afresh.
+func (s *stepTimes) take() map[generation.Step]time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[generation.Step]time.Duration{}
+	for step, d := range s.sum {
+		out[step] = d / time.Duration(s.count[step])
+	}
+	s.sum, s.count = nil, nil
+	return out
+}
+
+// generationSteps is the order of the steps in the report.
+var generationSteps = []generation.Step{generation.StepResolve, generation.StepBeginTurn, generation.StepAssemble,
+	generation.StepProvider, generation.StepRecordWait, generation.StepFinish}
 
 // genLoad is the generation throughput level.
 type genLoad struct {
@@ -174,8 +211,12 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 		out.Errors++
 		out.Err = fmt.Sprintf(format, args...)
 	}
+	b.steps.take()
 	for i := 0; i < n+10; i++ {
 		stream := i >= n
+		if i == n {
+			out.Steps = b.steps.take()
+		}
 		st, body, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/generations", b.generationBody(target.ID, target.LastRunParticipantID, i, stream))
 		if err != nil || (st != http.StatusCreated && st != http.StatusOK) {
 			fail("generation: %d %v %s", st, err, clip(body))
@@ -418,6 +459,30 @@ func (b *bench) reportGeneration(pf func(string, ...any)) {
 			l.Clients, l.Elapsed.Round(time.Millisecond), l.Generations, rate(l.Generations, l.Elapsed), ms(l.Lat.P50), ms(l.Lat.P99), l.Errors)
 	}
 	pf("Latency in ms.\n\n")
+	pf("### Where a generation's time goes\n\n")
+	pf("The mean time of each step of the unstreamed generations above, as the server's generation service observed it: *resolve* reads the branch's conversation and its participants, *begin turn* writes the user message and starts the run (one transaction), *assemble* is the assembly (its record is written meanwhile), *provider* the call through the vendor's SDK (serialising the request, the HTTP exchange with llm-katan, parsing the answer), *record wait* the wait for the assembly's record to commit after the answer, *finish* the transaction that writes the answer and ends the run. The HTTP exchange with ctxgraph itself is the rest.\n\n")
+	pf("| conversation |")
+	for _, st := range generationSteps {
+		pf(" %s |", strings.ReplaceAll(string(st), "_", " "))
+	}
+	pf(" sum | straight to llm-katan p50 |\n|---|")
+	for range generationSteps {
+		pf("---:|")
+	}
+	pf("---:|---:|\n")
+	for _, r := range g.Rows {
+		if len(r.Steps) == 0 {
+			continue
+		}
+		pf("| %s |", r.Row)
+		var sum time.Duration
+		for _, st := range generationSteps {
+			sum += r.Steps[st]
+			pf(" %s |", ms(r.Steps[st]))
+		}
+		pf(" %s | %s |\n", ms(sum), ms(r.Direct.P50))
+	}
+	pf("\nMean times in ms.\n\n")
 }
 
 func (b *bench) reportGenerationTargets(pf func(string, ...any)) {

@@ -192,13 +192,15 @@ type bench struct {
 	// generation is the generation phase against llm-katan, served at katan until
 	// stopKatan.
 	generation *generationResult
-	katan      string
-	stopKatan  func()
-	plots      []plotFile
-	cleanups   []cleanupResult
-	convs      []string // conversations to delete at the end
-	failures   []string
-	total      time.Duration // set when replotting
+	// steps collects the generation service's step times.
+	steps     stepTimes
+	katan     string
+	stopKatan func()
+	plots     []plotFile
+	cleanups  []cleanupResult
+	convs     []string // conversations to delete at the end
+	failures  []string
+	total     time.Duration // set when replotting
 
 	serverErrs      *errorLog
 	savedServerErrs []string // when replotting
@@ -493,7 +495,8 @@ func newBench(o options) (*bench, error) {
 	b.srv = api.New(api.Config{
 		Graph: b.store, Idempotency: b.store, Health: b.store,
 		Assembler: asm, Assemblies: b.store, Keys: keys, Log: log,
-		Generator: &generation.Service{Graph: b.store, Calls: b.store, Assembler: asm, Providers: provider.NewRegistry(providers)},
+		Generator: &generation.Service{Graph: b.store, Calls: b.store, Assembler: asm, Providers: provider.NewRegistry(providers),
+			Observe: b.steps.observe},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
