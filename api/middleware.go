@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -78,7 +79,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		hash := hex.EncodeToString(sum[:])
 		ctx := req.Context()
 
-		claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, accountOf(c), key, hash)
+		claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, accountOf(c), key, hash, claimHold(c.Path()))
 		if err != nil {
 			return err
 		}
@@ -137,4 +138,15 @@ func openAPIPath(path string) string {
 		}
 	}
 	return strings.Join(parts, "/")
+}
+
+// claimHold is how long the Idempotency-Key of a request to route holds against a retry
+// while the request runs: a turn's, as long as its model calls may take (model.TurnHold);
+// any other write's, the store's default (0).
+func claimHold(route string) time.Duration {
+	switch route {
+	case "/v1/generations", "/v1/runs/:id/continue":
+		return model.TurnHold
+	}
+	return 0
 }

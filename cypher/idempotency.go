@@ -11,11 +11,11 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// staleClaim is how long a claimed key may stay pending before a retry takes it over: longer
-// than any request runs (the server's write timeout bounds them), so a live request is never
-// overtaken; and if one were, its write would fail, since it stores its response only
-// under its own claim.
-const staleClaim = 2 * time.Minute
+// DefaultClaimHold is how long a claimed key of a write stays pending before a retry takes
+// it over: longer than any write runs (the server's write timeout bounds them), so a live
+// request is never overtaken; and if one were, its write would fail, since it stores its
+// response only under its own claim. A generation holds its key longer (api's claimHold).
+const DefaultClaimHold = 2 * time.Minute
 
 // releaseRetryEvery is how often a release that Neo4j did not answer is tried again.
 const releaseRetryEvery = time.Second
@@ -28,11 +28,14 @@ func idempotencyID(accountID, key string) string {
 
 // ClaimIdempotencyKey reserves key for a request, or returns the response stored under it.
 // MERGE on the uniquely constrained id serialises concurrent claims of one key.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (*model.IdempotencyClaim, model.IdempotentResponse, error) {
-	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim")}
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string, hold time.Duration) (*model.IdempotencyClaim, model.IdempotentResponse, error) {
+	if hold <= 0 {
+		hold = DefaultClaimHold
+	}
+	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim"), Hold: hold}
 	rec, err := single(ctx, s, neo4j.AccessModeWrite, "ClaimIdempotencyKey", map[string]any{
 		"id": idempotencyID(accountID, key), "accountId": accountID, "requestHash": requestHash,
-		"claim": claim.Claim, "now": s.Now(), "staleBefore": s.Now().Add(-staleClaim),
+		"claim": claim.Claim, "now": s.Now(), "staleAt": s.Now().Add(hold),
 	})
 	if err != nil {
 		// The claim may have committed with its answer lost on the way back: release it once
@@ -123,7 +126,7 @@ func (s *Store) release(ctx context.Context, claim *model.IdempotencyClaim) erro
 // releaseUntilStale tries to release claim every releaseRetryEvery until it succeeds or the
 // claim would be stale anyway.
 func (s *Store) releaseUntilStale(ctx context.Context, claim *model.IdempotencyClaim) {
-	deadline := time.Now().Add(staleClaim)
+	deadline := time.Now().Add(claim.Hold)
 	for time.Now().Before(deadline) {
 		time.Sleep(releaseRetryEvery)
 		if s.release(ctx, claim) == nil {

@@ -17,10 +17,6 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// staleStep is how long a run's step claim holds before another continuation may take it
-// over: longer than any model call with its retries.
-const staleStep = 15 * time.Minute
-
 // recordTimeout bounds the writes that record a model call's outcome. They run even when
 // the client has gone (a cancelled run is still recorded as such).
 const recordTimeout = 30 * time.Second
@@ -148,7 +144,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
 	}
 	claim := uuid.NewString()
-	if err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-staleStep)); err != nil {
+	if err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-model.TurnHold)); err != nil {
 		return model.Generation{}, err
 	}
 	recorded := false

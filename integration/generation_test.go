@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -668,5 +670,46 @@ func TestGenerationProviderErrorNeverCarriesTheKey(t *testing.T) {
 	}
 	if n := keyedNodes(t, conv, "sk-"); n != 0 {
 		t.Fatalf("%d nodes keep something of the key", n)
+	}
+}
+
+// TestGenerationKeyHoldsWhileTheTurnRuns retries a generation with its Idempotency-Key while
+// the first is still waiting for its provider, later than a plain write's claim holds: the
+// retry is told the first is in progress and calls no provider; once the first answers, a
+// retry answers its result.
+func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	openai := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+		<-release
+		return 200, nil, openAIText("the slow answer")
+	})
+	store := openStore(t.TempDir())
+	var ahead atomic.Int64 // how far the store's clock runs ahead of the real one
+	store.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(ahead.Load())) }
+	h := newHarnessFull(t, store, "", providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+openai.URL+`/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0}
+`))
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "take your time"}}
+	firstDone := make(chan response, 1)
+	go func() { firstDone <- h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1") }()
+	waitUntil(t, "the provider is called", func() bool { return openai.count() == 1 })
+
+	t.Cleanup(open) // before the provider's server closes, which waits for its handlers
+	ahead.Store(int64(model.TurnHold - time.Minute)) // far past a plain write's two minutes
+	h.expectError(h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1"), 409, "conflict", "Idempotency-Key")
+	open()
+	first := <-firstDone
+	if first.status != 201 {
+		t.Fatalf("the first generation: %d %s", first.status, first.body)
+	}
+	again := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")
+	if again.status != 201 || again.header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.body, first.body) {
+		t.Fatalf("a retry after the first answered: %d %s %s", again.status, again.header, again.body)
+	}
+	if n := openai.count(); n != 1 {
+		t.Fatalf("the provider was called %d times, want once", n)
 	}
 }

@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// TurnHold is the longest a model call of a turn is taken to run, with its provider's
+// retries: a run's step claim, and the Idempotency-Key of a generation, hold that long
+// against a second caller before they count as abandoned.
+const TurnHold = 15 * time.Minute
+
 // Run statuses a generation answers with (DESIGN §6). A run awaiting tools is running in
 // the graph: it has requested calls without results.
 const (

@@ -221,6 +221,8 @@ type IdempotentResponse struct {
 // or fail together.
 type IdempotencyClaim struct {
 	AccountID, Key, Claim string
+	// Hold is how long the claim holds against a retry while its request runs.
+	Hold time.Duration
 	// Status is the HTTP status the write's result answers with; the handler sets it.
 	Status int
 	// Answered is set by the store once a transaction that stored the response committed.
@@ -245,8 +247,10 @@ type IdempotencyStore interface {
 	// ClaimIdempotencyKey reserves key for a request and returns its claim; or it returns
 	// the stored response when the key was completed. KindConflict when a request with the
 	// key is still in flight or the key was used for another request; KindNotFound when
-	// what the first request created has since been deleted.
-	ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string) (*IdempotencyClaim, IdempotentResponse, error)
+	// what the first request created has since been deleted. A claim is held for hold: a
+	// retry takes over a claim still pending after that long (its request died), so hold
+	// must outlast the longest run of the request.
+	ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string, hold time.Duration) (*IdempotencyClaim, IdempotentResponse, error)
 	// CompleteIdempotencyKey stores the response of a claimed request whose write did not
 	// store it (a request that writes nothing). KindConflict when the claim was taken over.
 	CompleteIdempotencyKey(ctx context.Context, claim *IdempotencyClaim, resp IdempotentResponse) error
