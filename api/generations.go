@@ -56,6 +56,19 @@ type generationRequest struct {
 	callOptionsBody
 }
 
+type discussionRequest struct {
+	BranchID        string           `json:"branchId" validate:"required,max=100"`
+	ParticipantIDs  []string         `json:"participantIds" validate:"required,min=1,max=8,unique,dive,required,max=100"`
+	Directive       string           `json:"directive" validate:"required,maxbytes=65536"`
+	Topic           *userMessageBody `json:"topic"`
+	Rounds          *int             `json:"rounds" validate:"omitempty,gte=1,lte=20"`
+	PolicyVersion   string           `json:"policyVersion" validate:"max=200"`
+	TokenBudget     *int             `json:"tokenBudget" validate:"omitempty,gte=1,lte=2000000"`
+	MaxOutputTokens *int             `json:"maxOutputTokens" validate:"omitempty,gte=1,lte=1000000"`
+	Temperature     *float64         `json:"temperature" validate:"omitempty,gte=0,lte=2"`
+	Stream          bool             `json:"stream"`
+}
+
 type continueRequest struct {
 	TokenBudget *int `json:"tokenBudget" validate:"omitempty,gte=1,lte=2000000"`
 	callOptionsBody
@@ -118,6 +131,31 @@ func (s *Server) generate(c echo.Context) error {
 	}, opts)
 }
 
+func (s *Server) discuss(c echo.Context) error {
+	var req discussionRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	opts, err := callOptionsBody{MaxOutputTokens: req.MaxOutputTokens, Temperature: req.Temperature}.options()
+	if err != nil {
+		return err
+	}
+	in := model.DiscussionRequest{
+		BranchID: req.BranchID, ParticipantIDs: req.ParticipantIDs, Directive: req.Directive, Rounds: 1,
+		PolicyVersion: req.PolicyVersion, TokenBudget: derefInt(req.TokenBudget),
+	}
+	if req.Rounds != nil {
+		in.Rounds = *req.Rounds
+	}
+	if req.Topic != nil {
+		in.Topic = &model.NewUserMessage{Content: req.Topic.Content, At: timeOf(req.Topic.At)}
+	}
+	return s.runGeneration(c, req.Stream, http.StatusCreated, func(ctx context.Context, o model.CallOptions) (model.Generation, error) {
+		in.Options = o
+		return s.generator.Discuss(ctx, accountOf(c), in)
+	}, opts)
+}
+
 func (s *Server) continueRun(c echo.Context) error {
 	var req continueRequest
 	if err := s.bind(c, &req); err != nil {
@@ -177,7 +215,7 @@ func (s *Server) runGeneration(c echo.Context, stream bool, status int, run func
 		_, detail := s.describe(err)
 		sse.send(model.GenerationEvent{Name: "error", Data: map[string]any{"error": detail}})
 	}
-	sse.send(model.GenerationEvent{Name: model.EventDone, Data: map[string]any{"userMessageId": gen.UserMessageID, "runs": gen.Runs}})
+	sse.send(model.GenerationEvent{Name: model.EventDone, Data: gen})
 	return nil
 }
 

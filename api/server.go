@@ -127,6 +127,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/policies", s.policies)
 	v1(http.MethodPost, "/generations", s.generate)
 	v1(http.MethodPost, "/runs/:id/continue", s.continueRun)
+	v1(http.MethodPost, "/discussions", s.discuss)
 	return s
 }
 

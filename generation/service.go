@@ -71,15 +71,7 @@ type participantCall struct {
 // Generate runs a turn: see model.Generator.
 func (s *Service) Generate(ctx context.Context, accountID string, req model.GenerationRequest) (model.Generation, error) {
 	start := time.Now()
-	convID, err := s.Calls.BranchConversation(ctx, accountID, req.BranchID)
-	if err != nil {
-		return model.Generation{}, err
-	}
-	conv, err := s.Graph.Conversation(ctx, accountID, convID)
-	if err != nil {
-		return model.Generation{}, err
-	}
-	calls, err := s.resolve(conv, req.ParticipantIDs)
+	calls, err := s.branchCalls(ctx, accountID, req.BranchID, req.ParticipantIDs)
 	if err != nil {
 		return model.Generation{}, err
 	}
@@ -186,6 +178,71 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
 	return out, answer(out, []error{err})
+}
+
+// Discuss runs a discussion: see model.Generator. It writes the directive (and the topic,
+// replying to it), then runs each speaker in turn, each run TRIGGERED_BY and its answer
+// REPLIES_TO the message before it, so that the discussion is one thread. A speaker whose
+// provider fails is recorded failed and the next one speaks; a client that disconnects
+// ends the discussion after the run it cancelled.
+func (s *Service) Discuss(ctx context.Context, accountID string, req model.DiscussionRequest) (model.Generation, error) {
+	start := time.Now()
+	calls, err := s.branchCalls(ctx, accountID, req.BranchID, req.ParticipantIDs)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	s.timed(StepResolve, start)
+	directive, err := s.Graph.AppendMessage(ctx, accountID, model.NewMessage{BranchID: req.BranchID, Role: "system", Content: req.Directive})
+	if err != nil {
+		return model.Generation{}, err
+	}
+	out := model.Generation{DirectiveMessageID: directive.ID, Runs: []model.RunResult{}}
+	last := directive.ID
+	if req.Topic != nil {
+		topic, err := s.Graph.AppendMessage(ctx, accountID, model.NewMessage{BranchID: req.BranchID, Role: "user",
+			Content: req.Topic.Content, At: req.Topic.At, ParentMessageIDs: []string{directive.ID}})
+		if err != nil {
+			return out, err
+		}
+		out.UserMessageID, last = topic.ID, topic.ID
+	}
+	for round := 0; round < max(1, req.Rounds); round++ {
+		for _, pc := range calls {
+			if ctx.Err() != nil {
+				return out, nil
+			}
+			start := time.Now()
+			_, runs, err := s.Calls.BeginTurn(ctx, accountID, nil, []model.NewRun{{BranchID: req.BranchID, ParticipantID: pc.participant.ID,
+				RuntimeKind: "discussion", Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last}})
+			if err != nil {
+				return out, err
+			}
+			s.timed(StepBeginTurn, start)
+			res, err := s.step(ctx, accountID, runs[0], pc, stepRequest{policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget,
+				replyTo: last, options: req.Options})
+			out.Runs = append(out.Runs, res)
+			if err != nil {
+				return out, err
+			}
+			if res.Message != nil {
+				last = res.Message.ID
+			}
+		}
+	}
+	return out, answer(out, nil)
+}
+
+// branchCalls resolves the participants of a branch's conversation (resolve).
+func (s *Service) branchCalls(ctx context.Context, accountID, branchID string, participantIDs []string) ([]participantCall, error) {
+	convID, err := s.Calls.BranchConversation(ctx, accountID, branchID)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := s.Graph.Conversation(ctx, accountID, convID)
+	if err != nil {
+		return nil, err
+	}
+	return s.resolve(conv, participantIDs)
 }
 
 // resolve finds each participant and the provider and model it calls; a participant that

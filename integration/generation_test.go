@@ -697,7 +697,9 @@ func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 	go func() { firstDone <- h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1") }()
 	waitUntil(t, "the provider is called", func() bool { return openai.count() == 1 })
 
-	t.Cleanup(open) // before the provider's server closes, which waits for its handlers
+	// Registered after the provider's server, so run before it closes (which waits for
+	// its handlers).
+	t.Cleanup(open)
 	ahead.Store(int64(model.TurnHold - time.Minute)) // far past a plain write's two minutes
 	h.expectError(h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1"), 409, "conflict", "Idempotency-Key")
 	open()

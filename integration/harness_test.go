@@ -163,7 +163,7 @@ func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers
 		Assembler: h.asm, Assemblies: store,
 		Generator: &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers),
 			Observe: h.steps.observe},
-		Keys:      map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
+		Keys: map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
 		// The cause of a 500 is logged, never sent: the test's log shows it.
 		Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
 	})

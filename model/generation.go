@@ -153,8 +153,26 @@ const (
 
 // Generation answers a turn or a continuation.
 type Generation struct {
-	UserMessageID string      `json:"userMessageId,omitempty"`
-	Runs          []RunResult `json:"runs"`
+	// DirectiveMessageID is a discussion's directive, the system message it wrote.
+	DirectiveMessageID string      `json:"directiveMessageId,omitempty"`
+	UserMessageID      string      `json:"userMessageId,omitempty"`
+	Runs               []RunResult `json:"runs"`
+}
+
+// DiscussionRequest is POST /v1/discussions: speakers in turn for a number of rounds under
+// a moderator's directive (DESIGN §6 "Modes").
+type DiscussionRequest struct {
+	BranchID string
+	// ParticipantIDs is the speaking order.
+	ParticipantIDs []string
+	// Directive is the moderator's instruction, written as a system message on the branch.
+	Directive string
+	// Topic, when set, is written as the user message the first speaker answers.
+	Topic         *NewUserMessage
+	Rounds        int
+	PolicyVersion string
+	TokenBudget   int
+	Options       CallOptions
 }
 
 // RunResult is one participant's run as a turn left it.
@@ -250,4 +268,8 @@ type Generator interface {
 	// Continue calls the model again for a run whose calls all have results: KindConflict
 	// names a call still without one, or says the run has ended.
 	Continue(ctx context.Context, accountID string, req ContinueRequest) (Generation, error)
+	// Discuss runs a discussion: each speaker in turn, round after round, as a run of
+	// kind discussion that answers the message before it. Its runs are answered in
+	// speaking order; when every run failed, with a *ProviderError.
+	Discuss(ctx context.Context, accountID string, req DiscussionRequest) (Generation, error)
 }
