@@ -69,6 +69,21 @@ type discussionRequest struct {
 	Stream          bool             `json:"stream"`
 }
 
+type subagentChildBody struct {
+	ParticipantID string         `json:"participantId" validate:"required,max=100"`
+	Task          string         `json:"task" validate:"required,maxbytes=1048576"`
+	Tools         []toolSpecBody `json:"tools" validate:"omitempty,max=128,dive"`
+}
+
+type subagentsRequest struct {
+	Children        []subagentChildBody `json:"children" validate:"required,min=1,max=8,dive"`
+	PolicyVersion   string              `json:"policyVersion" validate:"max=200"`
+	TokenBudget     *int                `json:"tokenBudget" validate:"omitempty,gte=1,lte=2000000"`
+	MaxOutputTokens *int                `json:"maxOutputTokens" validate:"omitempty,gte=1,lte=1000000"`
+	Temperature     *float64            `json:"temperature" validate:"omitempty,gte=0,lte=2"`
+	Stream          bool                `json:"stream"`
+}
+
 type continueRequest struct {
 	TokenBudget *int `json:"tokenBudget" validate:"omitempty,gte=1,lte=2000000"`
 	callOptionsBody
@@ -156,7 +171,47 @@ func (s *Server) discuss(c echo.Context) error {
 	}, opts)
 }
 
+func (s *Server) startSubagents(c echo.Context) error {
+	var req subagentsRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	opts, err := callOptionsBody{MaxOutputTokens: req.MaxOutputTokens, Temperature: req.Temperature}.options()
+	if err != nil {
+		return err
+	}
+	in := model.SubagentRequest{RunID: c.Param("id"), PolicyVersion: req.PolicyVersion, TokenBudget: derefInt(req.TokenBudget)}
+	for i, ch := range req.Children {
+		tools, err := callOptionsBody{Tools: ch.Tools}.options()
+		if err != nil {
+			var he *httpError
+			if errors.As(err, &he) {
+				he.field = fmt.Sprintf("children[%d].%s", i, he.field)
+			}
+			return err
+		}
+		in.Children = append(in.Children, model.SubagentChild{ParticipantID: ch.ParticipantID, Task: ch.Task, Tools: tools.Tools})
+	}
+	return s.runGeneration(c, req.Stream, http.StatusCreated, func(ctx context.Context, o model.CallOptions) (model.Generation, error) {
+		in.Options = o
+		return s.generator.Subagents(ctx, accountOf(c), in)
+	}, opts)
+}
+
+func (s *Server) resumeRun(c echo.Context) error {
+	return s.callRun(c, func(ctx context.Context, runID string, budget int, o model.CallOptions) (model.Generation, error) {
+		return s.generator.Resume(ctx, accountOf(c), model.ResumeRequest{RunID: runID, TokenBudget: budget, Options: o})
+	})
+}
+
 func (s *Server) continueRun(c echo.Context) error {
+	return s.callRun(c, func(ctx context.Context, runID string, budget int, o model.CallOptions) (model.Generation, error) {
+		return s.generator.Continue(ctx, accountOf(c), model.ContinueRequest{RunID: runID, TokenBudget: budget, Options: o})
+	})
+}
+
+// callRun answers a request that calls the model of run {id} again (continue, resume).
+func (s *Server) callRun(c echo.Context, call func(ctx context.Context, runID string, budget int, o model.CallOptions) (model.Generation, error)) error {
 	var req continueRequest
 	if err := s.bind(c, &req); err != nil {
 		return err
@@ -165,10 +220,8 @@ func (s *Server) continueRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := model.ContinueRequest{RunID: c.Param("id"), TokenBudget: derefInt(req.TokenBudget)}
 	return s.runGeneration(c, req.Stream, http.StatusOK, func(ctx context.Context, o model.CallOptions) (model.Generation, error) {
-		in.Options = o
-		return s.generator.Continue(ctx, accountOf(c), in)
+		return call(ctx, c.Param("id"), derefInt(req.TokenBudget), o)
 	}, opts)
 }
 

@@ -145,7 +145,7 @@ func openAPIPath(path string) string {
 // any other write's, the store's default (0).
 func claimHold(route string) time.Duration {
 	switch route {
-	case "/v1/generations", "/v1/runs/:id/continue", "/v1/discussions":
+	case "/v1/generations", "/v1/runs/:id/continue", "/v1/discussions", "/v1/runs/:id/subagents", "/v1/runs/:id/resume":
 		return model.TurnHold
 	}
 	return 0

@@ -128,6 +128,8 @@ func New(cfg Config) *Server {
 	v1(http.MethodPost, "/generations", s.generate)
 	v1(http.MethodPost, "/runs/:id/continue", s.continueRun)
 	v1(http.MethodPost, "/discussions", s.discuss)
+	v1(http.MethodPost, "/runs/:id/subagents", s.startSubagents)
+	v1(http.MethodPost, "/runs/:id/resume", s.resumeRun)
 	return s
 }
 

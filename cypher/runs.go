@@ -224,6 +224,24 @@ func (s *Store) BranchConversation(ctx context.Context, accountID, branchID stri
 
 // RunToolCalls lists the calls a run requested, oldest first, with their outcomes' ids
 // (arguments stored as blobs are not read back).
+// ChildRuns lists the runs CHILD_OF a run, oldest first.
+func (s *Store) ChildRuns(ctx context.Context, accountID, runID string) ([]model.Run, error) {
+	return readTx(ctx, s, func(t *tx) ([]model.Run, error) {
+		if _, err := t.require(accountID, "ModelRun", "", runID); err != nil {
+			return nil, err
+		}
+		records, err := t.run("ChildRuns", map[string]any{"accountId": accountID, "runId": runID})
+		if err != nil {
+			return nil, err
+		}
+		runs := make([]model.Run, 0, len(records))
+		for _, r := range records {
+			runs = append(runs, runOf(nodeProps(r, "c")))
+		}
+		return runs, nil
+	})
+}
+
 func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]model.ToolCall, error) {
 	return readTx(ctx, s, func(t *tx) ([]model.ToolCall, error) {
 		if _, err := t.require(accountID, "ModelRun", "", runID); err != nil {

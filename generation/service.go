@@ -6,6 +6,7 @@ package generation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -125,43 +126,54 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 
 // Continue calls the model again for a run whose calls all have results.
 func (s *Service) Continue(ctx context.Context, accountID string, req model.ContinueRequest) (model.Generation, error) {
-	run, err := s.Graph.Run(ctx, accountID, req.RunID)
+	run, err := s.runningRun(ctx, accountID, req.RunID, "continue")
 	if err != nil {
 		return model.Generation{}, err
-	}
-	if run.Status != model.RunStatusRunning {
-		return model.Generation{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", run.ID, run.Status)
 	}
 	if run.ModelCalls == 0 {
 		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
 	}
+	return s.callAgain(ctx, accountID, run, run.RuntimeKind, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, func() error {
+		requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
+		if err != nil {
+			return err
+		}
+		var open []string
+		for _, c := range requested {
+			if len(c.ArtifactIDs) == 0 {
+				open = append(open, c.ID)
+			}
+		}
+		if len(open) > 0 {
+			return &model.Error{Kind: model.KindConflict, Field: "toolCalls",
+				Message: fmt.Sprintf("run %q still waits for the result of tool call %s: post it to /v1/tool-calls/{id}/result first", run.ID, strings.Join(open, ", "))}
+		}
+		return nil
+	})
+}
+
+// callAgain makes another model call of a running run, assembled as kind: it claims the
+// run's step (so that two callers never call its model at once), runs check, if any,
+// under the claim, and steps, replying to the run's trigger message.
+func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind string, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
 	if err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-model.TurnHold)); err != nil {
 		return model.Generation{}, err
 	}
 	recorded := false
 	defer func() {
-		// The model call's record released the claim; a refused or failed continuation
-		// frees the run now rather than when the claim is stale.
+		// The model call's record released the claim; a refused or failed call frees the
+		// run now rather than when the claim is stale.
 		if !recorded {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 			defer cancel()
 			_ = s.Calls.ReleaseRunStep(rctx, accountID, run.ID, claim)
 		}
 	}()
-	requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
-	if err != nil {
-		return model.Generation{}, err
-	}
-	var open []string
-	for _, c := range requested {
-		if len(c.ArtifactIDs) == 0 {
-			open = append(open, c.ID)
+	if check != nil {
+		if err := check(); err != nil {
+			return model.Generation{}, err
 		}
-	}
-	if len(open) > 0 {
-		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "toolCalls",
-			Message: fmt.Sprintf("run %q still waits for the result of tool call %s: post it to /v1/tool-calls/{id}/result first", run.ID, strings.Join(open, ", "))}
 	}
 	conv, err := s.Graph.Conversation(ctx, accountID, run.ConversationID)
 	if err != nil {
@@ -171,10 +183,12 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	if err != nil {
 		return model.Generation{}, err
 	}
-	calls[0].model = run.Model
-	res, err := s.step(ctx, accountID, run, calls[0], stepRequest{
-		tokenBudget: req.TokenBudget, replyTo: run.TriggerMessageID, options: req.Options, policyVersion: run.PolicyVersion,
-	})
+	if run.Model != "" {
+		calls[0].model = run.Model
+	}
+	run.RuntimeKind = kind
+	sr.replyTo, sr.policyVersion = run.TriggerMessageID, run.PolicyVersion
+	res, err := s.step(ctx, accountID, run, calls[0], sr)
 	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
 	return out, answer(out, []error{err})
@@ -230,6 +244,123 @@ func (s *Service) Discuss(ctx context.Context, accountID string, req model.Discu
 		}
 	}
 	return out, answer(out, nil)
+}
+
+// Subagents starts a parent run's children: see model.Generator. Each child's task is a
+// user message private to the child's participant (so a child is another participant
+// than its parent), the child run is CHILD_OF the parent on the parent's branch, and the
+// children are called concurrently. The parent first gets a checkpoint naming its
+// children, from which its resume starts.
+func (s *Service) Subagents(ctx context.Context, accountID string, req model.SubagentRequest) (model.Generation, error) {
+	parent, err := s.runningRun(ctx, accountID, req.RunID, "start subagents")
+	if err != nil {
+		return model.Generation{}, err
+	}
+	conv, err := s.Graph.Conversation(ctx, accountID, parent.ConversationID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	ids := make([]string, len(req.Children))
+	for i, c := range req.Children {
+		if c.ParticipantID == parent.ParticipantID {
+			return model.Generation{}, model.Invalid(fmt.Sprintf("children[%d].participantId", i),
+				"a subagent is another participant than its parent: a child's task and answer are private to the child")
+		}
+		ids[i] = c.ParticipantID
+	}
+	calls, err := s.resolve(conv, ids)
+	if err != nil {
+		var me *model.Error
+		if errors.As(err, &me) && me.Field == "participantIds" {
+			me.Field = "children"
+		}
+		return model.Generation{}, err
+	}
+	out := model.Generation{Runs: make([]model.RunResult, len(calls))}
+	runs := make([]model.Run, len(calls))
+	tasks := make([]model.Message, len(calls))
+	type childState struct {
+		RunID         string `json:"runId"`
+		ParticipantID string `json:"participantId"`
+		Name          string `json:"name"`
+	}
+	state := struct {
+		Step     string       `json:"step"`
+		Children []childState `json:"children"`
+	}{Step: "waiting_for_subagents"}
+	for i, pc := range calls {
+		task, started, err := s.Calls.BeginTurn(ctx, accountID,
+			&model.NewMessage{BranchID: parent.BranchID, Role: "user", Content: req.Children[i].Task, ParticipantID: pc.participant.ID, Visibility: "participant"},
+			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: "subagent", ParentRunID: parent.ID,
+				Provider: pc.provider.Name(), Model: pc.model}})
+		if err != nil {
+			return out, err
+		}
+		tasks[i], runs[i] = task, started[0]
+		state.Children = append(state.Children, childState{started[0].ID, pc.participant.ID, pc.participant.Name})
+	}
+	encoded, err := json.Marshal(state)
+	if err != nil {
+		return out, model.Internal("encoding the parent's checkpoint failed", err)
+	}
+	if _, err := s.Graph.RecordCheckpoint(ctx, accountID, model.NewCheckpoint{RunID: parent.ID, State: encoded}); err != nil {
+		return out, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(calls))
+	for i, pc := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opts := req.Options
+			opts.Tools = req.Children[i].Tools
+			out.Runs[i], errs[i] = s.step(ctx, accountID, runs[i], pc, stepRequest{
+				policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget, replyTo: tasks[i].ID, options: opts,
+			})
+		}()
+	}
+	wg.Wait()
+	return out, answer(out, errs)
+}
+
+// Resume calls a parent run again as parent_resume: see model.Generator. Its assembly
+// starts from the parent's latest checkpoint with its children's promoted reports, file
+// references and failure state (DESIGN §3), never a child's raw workspace.
+func (s *Service) Resume(ctx context.Context, accountID string, req model.ResumeRequest) (model.Generation, error) {
+	parent, err := s.runningRun(ctx, accountID, req.RunID, "resume")
+	if err != nil {
+		return model.Generation{}, err
+	}
+	children, err := s.Calls.ChildRuns(ctx, accountID, parent.ID)
+	if err != nil {
+		return model.Generation{}, err
+	}
+	var running []string
+	for _, c := range children {
+		if c.Status == model.RunStatusRunning {
+			running = append(running, c.ID)
+		}
+	}
+	switch {
+	case len(children) == 0:
+		return model.Generation{}, model.Conflict("run %q has no subagents to resume from: start them with POST /v1/runs/{id}/subagents", parent.ID)
+	case len(running) > 0:
+		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "children",
+			Message: fmt.Sprintf("run %q waits for its subagents %s: each must end before the parent resumes", parent.ID, strings.Join(running, ", "))}
+	}
+	return s.callAgain(ctx, accountID, parent, "parent_resume", stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
+}
+
+// runningRun reads a run that is to make a model call, KindConflict when it has ended.
+func (s *Service) runningRun(ctx context.Context, accountID, runID, what string) (model.Run, error) {
+	run, err := s.Graph.Run(ctx, accountID, runID)
+	if err != nil {
+		return model.Run{}, err
+	}
+	if run.Status != model.RunStatusRunning {
+		return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot %s", run.ID, run.Status, what)
+	}
+	return run, nil
 }
 
 // branchCalls resolves the participants of a branch's conversation (resolve).
@@ -340,6 +471,9 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		}
 		res.Status, res.Error = model.RunFailed, pe
 		s.fail(rctx, accountID, rec, pe)
+		if run.RuntimeKind == "subagent" {
+			s.reportFailure(rctx, accountID, run.ID, pe)
+		}
 		s.emitEnd(emit, res)
 		return res, nil
 	}
@@ -374,17 +508,41 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		parents = []string{sr.replyTo}
 	}
 	rec.Status = model.RunCompleted
+	visibility := ""
+	if run.RuntimeKind == "subagent" {
+		visibility = "participant" // a child's answer is private to it; its report is promoted
+	}
 	msg, err := s.Calls.FinishTurn(rctx, accountID, model.NewMessage{
 		BranchID: run.BranchID, Role: "assistant", Content: resp.Content, ParticipantID: pc.participant.ID, RunID: run.ID,
-		ParentMessageIDs: parents,
+		ParentMessageIDs: parents, Visibility: visibility,
 	}, rec)
 	if err != nil {
 		return res, err
+	}
+	if run.RuntimeKind == "subagent" {
+		if _, err := s.Graph.Promote(rctx, accountID, model.NewPromotion{RunID: run.ID, Report: resp.Content}); err != nil {
+			return res, err
+		}
 	}
 	s.timed(StepFinish, start)
 	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
 	s.emitEnd(emit, res)
 	return res, nil
+}
+
+// reportFailure promotes a failed child's compact failure report to its parent: its error
+// and its last call without a result, best effort (the failure is on the run either way).
+func (s *Service) reportFailure(ctx context.Context, accountID, runID string, pe *model.ProviderError) {
+	report := fmt.Sprintf("The subagent failed: %s: %s.", pe.Code, pe.Message)
+	if calls, err := s.Calls.RunToolCalls(ctx, accountID, runID); err == nil {
+		for i := len(calls) - 1; i >= 0; i-- {
+			if len(calls[i].ArtifactIDs) == 0 {
+				report += fmt.Sprintf(" Its last call without a result: %s %s (%s).", calls[i].Tool, calls[i].Arguments, calls[i].ID)
+				break
+			}
+		}
+	}
+	_, _ = s.Graph.Promote(ctx, accountID, model.NewPromotion{RunID: runID, Report: report})
 }
 
 // fail records a run's failed model call, ending the run with pe, best effort: the run's

@@ -115,3 +115,119 @@ func TestDiscussionLabelsDirectivesAndPrivateState(t *testing.T) {
 		h.checkStory(str(r, "assemblyId"))
 	}
 }
+
+// requestsFor returns the requests the server received for model, in order.
+func (p *protocolServer) requestsFor(t *testing.T, model string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i := 0; i < p.count(); i++ {
+		if req := p.request(t, i); req["model"] == model {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// A fan-out to three subagents, one of which fails at its provider and one of which loops
+// through a tool: the parent cannot resume while a child waits for its tool, and its
+// resume request then holds both reports and the compact failure, and none of the
+// children's tasks, answers or raw tool results.
+func TestSubagentsFanOutFailureAndResume(t *testing.T) {
+	const rawRows = "RAW-SHEET-ROWS-991"
+	openai := newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
+		msgs := fmtMessages(req)
+		switch req["model"] {
+		case "m-lead":
+			if strings.Contains(msgs, "Subagent report") {
+				return 200, nil, openAIText("Brief: merged the scouts' reports.")
+			}
+			return 200, nil, openAIToolCall("call_delegate", "delegate", `{"scouts":3}`)
+		case "m-web":
+			return 200, nil, openAIText("WEB-REPORT: median 1.6 trips per bike per day.")
+		case "m-sheet":
+			if strings.Contains(msgs, rawRows) {
+				return 200, nil, openAIText("SHEET-REPORT: six pilots in the sheet.")
+			}
+			return 200, nil, openAIToolCall("call_sheet", "sheet_read", `{"sheet":"pilots"}`)
+		}
+		return 500, nil, map[string]any{"error": map[string]any{"message": "pdf scout exploded", "type": "server_error"}}
+	})
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+openai.URL+`/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0}
+`)...)
+	_, branch, ids := h.conversationWith([3]string{"lead", "openai", "m-lead"}, [3]string{"web", "openai", "m-web"},
+		[3]string{"sheet", "openai", "m-sheet"}, [3]string{"pdf", "openai", "m-pdf"})
+	delegate := map[string]any{"name": "delegate", "parameters": map[string]any{"type": "object"}}
+	turn := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[:1],
+		"userMessage": map[string]any{"content": "Brief me on e-bike pilots."}, "tools": []any{delegate}})
+	parent := first(turn, "runs")
+	if str(parent, "status") != "awaiting_tools" {
+		t.Fatalf("the lead's turn: %v", parent)
+	}
+	parentRun := str(parent, "runId")
+	h.expectError(h.call("POST", "/v1/runs/"+parentRun+"/resume", map[string]any{}), 409, "conflict", "")
+
+	const webTask, sheetTask = "TASK-WEB: find pilot evaluations", "TASK-SHEET: read the pilots sheet"
+	fan := h.must(201, "POST", "/v1/runs/"+parentRun+"/subagents", map[string]any{"children": []any{
+		map[string]any{"participantId": ids[1], "task": webTask},
+		map[string]any{"participantId": ids[2], "task": sheetTask, "tools": []any{sheetTool}},
+		map[string]any{"participantId": ids[3], "task": "TASK-PDF: extract the PDF tables"},
+	}})
+	children := fan["runs"].([]any)
+	status := map[string]string{}
+	for _, v := range children {
+		r := v.(map[string]any)
+		status[names(ids)[str(r, "participantId")]] = str(r, "status")
+		run := h.must(200, "GET", "/v1/runs/"+str(r, "runId"), nil)
+		if str(run, "parentRunId") != parentRun || str(run, "runtimeKind") != "subagent" {
+			t.Errorf("child run %v is not a subagent CHILD_OF %s", run, parentRun)
+		}
+	}
+	if status["web"] != "completed" || status["sheet"] != "awaiting_tools" || status["pdf"] != "failed" {
+		t.Fatalf("children: %v", status)
+	}
+	sheet := children[1].(map[string]any)
+	r := h.call("POST", "/v1/runs/"+parentRun+"/resume", map[string]any{})
+	h.expectError(r, 409, "conflict", "children")
+	if !strings.Contains(string(r.body), str(sheet, "runId")) {
+		t.Fatalf("the 409 does not name the running child %s: %s", str(sheet, "runId"), r.body)
+	}
+	h.must(201, "POST", "/v1/tool-calls/"+str(first(sheet, "toolCalls"), "id")+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"rows": rawRows}})
+	if done := first(h.must(200, "POST", "/v1/runs/"+str(sheet, "runId")+"/continue", map[string]any{}), "runs"); str(done, "status") != "completed" {
+		t.Fatalf("the sheet scout's continue: %v", done)
+	}
+
+	resumed := first(h.must(200, "POST", "/v1/runs/"+parentRun+"/resume", map[string]any{}), "runs")
+	if str(resumed, "status") != "completed" || str(resumed, "runId") != parentRun {
+		t.Fatalf("resume: %v", resumed)
+	}
+	leads := openai.requestsFor(t, "m-lead")
+	req := fmtMessages(leads[len(leads)-1])
+	for _, want := range []string{"WEB-REPORT", "SHEET-REPORT", "The subagent failed", "waiting_for_subagents"} {
+		if !strings.Contains(req, want) {
+			t.Errorf("the resume request lacks %q: %s", want, req)
+		}
+	}
+	for _, never := range []string{rawRows, webTask, sheetTask, "TASK-PDF"} {
+		if strings.Contains(req, never) {
+			t.Errorf("the resume request holds a child's workspace (%q): %s", never, req)
+		}
+	}
+	// A child sees its own task, never a sibling's.
+	web := fmtMessages(openai.requestsFor(t, "m-web")[0])
+	if !strings.Contains(web, webTask) || strings.Contains(web, sheetTask) {
+		t.Errorf("the web scout's request: %s", web)
+	}
+	a := h.must(200, "GET", "/v1/assemblies/"+str(resumed, "assemblyId"), nil)
+	if str(a["request"].(map[string]any), "runtimeKind") != "parent_resume" {
+		t.Errorf("the resume's assembly: %v", a["request"])
+	}
+	for _, v := range append(children, resumed) {
+		h.checkStory(str(v.(map[string]any), "assemblyId"))
+	}
+}
+
+func names(ids []string) map[string]string {
+	return map[string]string{ids[0]: "lead", ids[1]: "web", ids[2]: "sheet", ids[3]: "pdf"}
+}

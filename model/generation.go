@@ -159,6 +159,31 @@ type Generation struct {
 	Runs               []RunResult `json:"runs"`
 }
 
+// SubagentRequest is POST /v1/runs/{id}/subagents: child runs of a running parent run.
+type SubagentRequest struct {
+	RunID         string
+	Children      []SubagentChild
+	TokenBudget   int
+	PolicyVersion string
+	Options       CallOptions
+}
+
+// SubagentChild is one child: its participant, its task (private to it) and the tools it
+// is offered.
+type SubagentChild struct {
+	ParticipantID string
+	Task          string
+	Tools         []ToolSpec
+}
+
+// ResumeRequest is POST /v1/runs/{id}/resume: the parent called again, as parent_resume,
+// once its children have ended.
+type ResumeRequest struct {
+	RunID       string
+	TokenBudget int
+	Options     CallOptions
+}
+
 // DiscussionRequest is POST /v1/discussions: speakers in turn for a number of rounds under
 // a moderator's directive (DESIGN §6 "Modes").
 type DiscussionRequest struct {
@@ -233,6 +258,8 @@ type ModelCallRecord struct {
 type GenerationGraph interface {
 	// BranchConversation returns the conversation of a branch (KindNotFound otherwise).
 	BranchConversation(ctx context.Context, accountID, branchID string) (string, error)
+	// ChildRuns lists the runs CHILD_OF a run (its subagents), oldest first.
+	ChildRuns(ctx context.Context, accountID, runID string) ([]Run, error)
 	// RunToolCalls lists the calls a run requested, oldest first, with their outcomes.
 	RunToolCalls(ctx context.Context, accountID, runID string) ([]ToolCall, error)
 	// RecordModelCall records one model call on its assembly and run and releases the
@@ -272,4 +299,11 @@ type Generator interface {
 	// kind discussion that answers the message before it. Its runs are answered in
 	// speaking order; when every run failed, with a *ProviderError.
 	Discuss(ctx context.Context, accountID string, req DiscussionRequest) (Generation, error)
+	// Subagents starts a running run's children, each a subagent run of its own called
+	// concurrently; a child that completes promotes its answer as its report, one that
+	// fails a compact failure report. KindConflict when the parent has ended.
+	Subagents(ctx context.Context, accountID string, req SubagentRequest) (Generation, error)
+	// Resume calls a parent run again as parent_resume once every child has ended:
+	// KindConflict names the children still running.
+	Resume(ctx context.Context, accountID string, req ResumeRequest) (Generation, error)
 }
