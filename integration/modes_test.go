@@ -231,3 +231,50 @@ func TestSubagentsFanOutFailureAndResume(t *testing.T) {
 func names(ids []string) map[string]string {
 	return map[string]string{ids[0]: "lead", ids[1]: "web", ids[2]: "sheet", ids[3]: "pdf"}
 }
+
+// A discussion continued on a fork: a fork after the first round's last answer, discussed
+// on, sees the first round and its own directive, and never what the main branch said
+// after the fork point; the main branch never sees the fork's discussion.
+func TestDiscussionContinuedOnAFork(t *testing.T) {
+	openai := newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
+		return 200, nil, openAIText(fmt.Sprintf("answer %d from %s", n, req["model"]))
+	})
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+openai.URL+`/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0}
+`)...)
+	conv, branch, ids := h.conversationWith([3]string{"ada", "openai", "m-ada"}, [3]string{"bo", "openai", "m-bo"})
+	round := h.must(201, "POST", "/v1/discussions", map[string]any{"branchId": branch, "participantIds": ids,
+		"directive": "MAIN-DIRECTIVE: one point each.", "topic": map[string]any{"content": "Ship on Friday?"}})
+	runs := round["runs"].([]any)
+	forkAfter := str(runs[len(runs)-1].(map[string]any)["message"].(map[string]any), "id")
+	// The main branch goes on after the fork point.
+	h.must(201, "POST", "/v1/discussions", map[string]any{"branchId": branch, "participantIds": ids,
+		"directive": "MAIN-LATER: now argue the opposite."})
+	mainLater := openai.count()
+	fork := str(h.must(201, "POST", "/v1/conversations/"+conv+"/branches",
+		map[string]any{"parentBranchId": branch, "forkAfterMessageId": forkAfter, "name": "what-if"}), "id")
+	onFork := h.must(201, "POST", "/v1/discussions", map[string]any{"branchId": fork, "participantIds": ids,
+		"directive": "FORK-DIRECTIVE: assume the release slips a week.", "rounds": 2})
+	if n := len(onFork["runs"].([]any)); n != 4 {
+		t.Fatalf("the fork's discussion ran %d runs, want 4", n)
+	}
+	for i := mainLater; i < openai.count(); i++ {
+		body := string(openai.bodies[i])
+		for _, want := range []string{"MAIN-DIRECTIVE", "FORK-DIRECTIVE", "Ship on Friday?", "answer 1 from m-bo"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("fork request %d lacks %q: %s", i, want, body)
+			}
+		}
+		if strings.Contains(body, "MAIN-LATER") || strings.Contains(body, "answer 2 from") || strings.Contains(body, "answer 3 from") {
+			t.Errorf("fork request %d holds what main said after the fork: %s", i, body)
+		}
+	}
+	for _, v := range onFork["runs"].([]any) {
+		h.checkStory(str(v.(map[string]any), "assemblyId"))
+	}
+	// Back on main, nothing of the fork's discussion.
+	h.must(201, "POST", "/v1/discussions", map[string]any{"branchId": branch, "participantIds": ids[:1], "directive": "MAIN-LAST"})
+	if last := string(openai.bodies[openai.count()-1]); strings.Contains(last, "FORK-DIRECTIVE") || !strings.Contains(last, "MAIN-LATER") {
+		t.Errorf("main's request after the fork's discussion: %s", last)
+	}
+}
