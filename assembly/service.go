@@ -120,6 +120,9 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		return model.Assembly{}, err
 	}
 	graphTime := time.Since(start)
+	if req.SeenSeq == 0 {
+		req.SeenSeq = snap.SeenSeq
+	}
 
 	if req.Provider == "" {
 		req.Provider = snap.Participant.Provider

@@ -169,6 +169,13 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	branches := list(rec, "branches")
 	lin := lineageOf(c.id, req.BranchID, branches)
 	snap.Lineage = lin.ids()
+	if own := c.byBranch[req.BranchID]; len(own) > 0 {
+		snap.SeenSeq = own[len(own)-1].seq
+	}
+	if req.SeenSeq > 0 && len(lin.Branches) > 0 {
+		// What the assembly being replayed saw of its own branch, and nothing written after.
+		lin.Branches[0].Cutoff = min(lin.Branches[0].Cutoff, req.SeenSeq)
+	}
 
 	visible := func(r *cachedRecord) bool { return !r.recordedAt.After(req.AsOf) }
 	// An exact artifact the conversation does not hold (as of the snapshot) is a mistake
@@ -185,7 +192,7 @@ func buildSnapshot(c *conversationRecords, rec *neo4j.Record, req model.Assembly
 	// not matter: under concurrent writes, an assembly's asOf is often older than the copy.
 	var view *lineageView
 	key := ""
-	if !req.Fresh {
+	if !req.Fresh && req.SeenSeq == 0 {
 		key = c.viewKey(lin, len(snap.ParticipantNames))
 		if v := c.view(req.BranchID, key); v != nil && !v.latest.After(req.AsOf) {
 			view, shared = v, true
@@ -456,6 +463,9 @@ func excludedRecords(c *conversationRecords, lin lineage, asOf time.Time, refs b
 	n := 0
 	var ids []string
 	for _, id := range branches {
+		if len(lin.Branches) > 0 && id == lin.Branches[0].BranchID {
+			continue // the lineage's own branch: its records are in the lineage or not yet seen
+		}
 		cutoff, in := lin.cutoff(id)
 		list := c.byBranch[id]
 		if !refs {

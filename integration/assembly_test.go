@@ -443,3 +443,32 @@ func refsOf(items []model.IncludedItem) []string {
 	}
 	return out
 }
+
+// A write is stamped before it commits: one that commits after an assembly's read carries a
+// time before the assembly's asOf, and the replay still sees what the assembly saw.
+func TestReplayLeavesOutWritesCommittedAfterTheRead(t *testing.T) {
+	store := openStore(blobDir)
+	defer store.Close(context.Background())
+	h := newHarnessWith(t, store, "")
+	w := h.world()
+	gate := gateStatements(store)
+	gate.arm("AppendMessage", 1)
+	written := make(chan response, 1)
+	go func() {
+		written <- h.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "stamped before the read, committed after it"})
+	}()
+	gate.waitHeld()
+	time.Sleep(10 * time.Millisecond) // the assembly's asOf is well after the message's stamp
+	a := h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant})
+	gate.release()
+	if r := <-written; r.status != 201 {
+		t.Fatalf("the held message: %d %s", r.status, r.body)
+	}
+	if rep := h.must(200, "POST", "/v1/assemblies/"+str(a, "id")+"/replay", nil); rep["identical"] != true {
+		t.Fatalf("the replay sees a write the assembly's read did not: %v", rep["differences"])
+	}
+	later := h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant})
+	if fmt.Sprint(later["included"]) == fmt.Sprint(a["included"]) {
+		t.Fatalf("an assembly after the commit does not see the message either: %v", later["included"])
+	}
+}

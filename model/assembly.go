@@ -85,6 +85,11 @@ type AssemblyRequest struct {
 	Now              time.Time `json:"now"`
 	AsOf             time.Time `json:"asOf"`
 	Trace            bool      `json:"trace"`
+	// SeenSeq is the last seq of the branch's own records that the assembly's read saw;
+	// zero sees them all. A record is stamped before its write commits, so a write that
+	// committed after the read can carry a time before asOf: the branch's seq, which
+	// writers take in commit order, keeps it out of a replay.
+	SeenSeq int64 `json:"seenSeq,omitempty"`
 	// ToolRounds sends the run's answered calls as native tool rounds (DESIGN §6): set by
 	// the generation path, recorded so that replay renders them the same way.
 	ToolRounds bool `json:"toolRounds,omitempty"`
@@ -173,6 +178,8 @@ type Snapshot struct {
 	StructurallyExcluded int
 	// ExcludedRefs lists those records' ids (read only when a trace is asked for).
 	ExcludedRefs []string
+	// SeenSeq is the last seq of the branch's own records that the snapshot holds.
+	SeenSeq int64
 	// View names the candidates when other snapshots share them (the lineage unchanged
 	// since, everything in it visible): the same View holds the same candidates. Candidates
 	// are read-only either way. Empty when the candidates were built for this snapshot alone.
