@@ -39,6 +39,8 @@ type Config struct {
 	Assemblies  model.AssemblyGraph
 	// Generator runs turns on the generation path; without it those routes answer 503.
 	Generator model.Generator
+	// Schedules keeps schedules; without it those routes answer 503.
+	Schedules model.Schedules
 	// Keys maps each API key to the account it belongs to.
 	Keys    map[string]string
 	Log     *zap.Logger
@@ -54,6 +56,7 @@ type Server struct {
 	assembler  model.ContextAssembler
 	assemblies model.AssemblyGraph
 	generator  model.Generator
+	schedules  model.Schedules
 	keys       map[string]string
 	log        *zap.Logger
 	validate   *validator.Validate
@@ -64,7 +67,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
 		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
-		log: cfg.Log, validate: newValidator(),
+		schedules: cfg.Schedules, log: cfg.Log, validate: newValidator(),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -130,6 +133,10 @@ func New(cfg Config) *Server {
 	v1(http.MethodPost, "/discussions", s.discuss)
 	v1(http.MethodPost, "/runs/:id/subagents", s.startSubagents)
 	v1(http.MethodPost, "/runs/:id/resume", s.resumeRun)
+	v1(http.MethodPost, "/conversations/:id/schedules", s.createSchedule)
+	v1(http.MethodGet, "/conversations/:id/schedules", s.listSchedules)
+	v1(http.MethodGet, "/schedules/:id", s.readSchedule)
+	v1(http.MethodDelete, "/schedules/:id", s.deleteSchedule)
 	return s
 }
 

@@ -467,7 +467,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 			pe = &model.ProviderError{Code: "provider_error", Message: "the provider call failed"}
 		}
 		if ctx.Err() != nil {
-			pe = &model.ProviderError{Code: "cancelled", Message: "the client disconnected before the provider answered"}
+			pe = &model.ProviderError{Code: "cancelled", Message: "the turn was cancelled before the provider answered: its client disconnected or the server shut down"}
 		}
 		res.Status, res.Error = model.RunFailed, pe
 		s.fail(rctx, accountID, rec, pe)

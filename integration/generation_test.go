@@ -518,7 +518,7 @@ func keyedNodes(t *testing.T, conv, s string) int64 {
 		(n[k] IS :: LIST<STRING NOT NULL> AND any(x IN n[k] WHERE x CONTAINS $s))) RETURN count(n)`
 	n := cypherCount(t, `MATCH (n:Conversation {id: $conv})`+holds, map[string]any{"conv": conv, "s": s})
 	for _, label := range []string{"Branch", "Checkpoint", "ContextAssembly", "Message", "ModelRun", "Participant",
-		"PolicyDecision", "SkillState", "ToolArtifact", "ToolCall", "ToolMemory"} {
+		"PolicyDecision", "Schedule", "ScheduleTick", "SkillState", "ToolArtifact", "ToolCall", "ToolMemory"} {
 		n += cypherCount(t, `MATCH (n:`+label+` {conversationId: $conv})`+holds, map[string]any{"conv": conv, "s": s})
 	}
 	return n

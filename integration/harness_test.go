@@ -111,6 +111,7 @@ type harness struct {
 	t        *testing.T
 	srv      *api.Server
 	asm      *assembly.Service
+	turns    *generation.Service
 	key      string
 	otherKey string
 	// account is the account of key.
@@ -158,12 +159,15 @@ func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers
 	t.Helper()
 	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store),
 		account: "acct-" + randomHex(6), steps: &observedSteps{}}
+	h.turns = &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers),
+		Observe: h.steps.observe}
+	// The harness's schedules are written and read through the API; a test that wants them
+	// to fire starts a scheduler of its own (newScheduler).
 	h.srv = api.New(api.Config{
 		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
-		Assembler: h.asm, Assemblies: store,
-		Generator: &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers),
-			Observe: h.steps.observe},
-		Keys: map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
+		Assembler: h.asm, Assemblies: store, Generator: h.turns,
+		Schedules: &generation.Scheduler{Graph: store, Turns: h.turns},
+		Keys:      map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
 		// The cause of a 500 is logged, never sent: the test's log shows it.
 		Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
 	})

@@ -7,7 +7,8 @@
 // records the assembler keeps cached (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
 // a connection (Go durations such as 30s; 0 turns one off), and CTXGRAPH_BLOB_SWEEP_INTERVAL
-// for how often blobs that no record references are removed.
+// for how often blobs that no record references are removed, and CTXGRAPH_SHUTDOWN_TIMEOUT
+// for how long a stopping server waits for requests and scheduled turns in flight.
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	_ "time/tzdata" // schedules name IANA zones, which a slim image may not carry
 
 	"go.uber.org/zap"
 
@@ -78,6 +80,9 @@ type Main struct {
 	// BlobSweep is how often the blob store is swept of blobs no record references
 	// (CTXGRAPH_BLOB_SWEEP_INTERVAL); it is also swept at start.
 	BlobSweep time.Duration
+	// ShutdownTimeout is how long a stopping server waits for the requests and scheduled
+	// turns in flight (CTXGRAPH_SHUTDOWN_TIMEOUT); those still running then are cancelled.
+	ShutdownTimeout time.Duration
 	// DevKey is set when no keys were configured and a development key was made.
 	DevKey string
 	// Providers are the model providers of CTXGRAPH_PROVIDERS_FILE; none means the
@@ -87,12 +92,16 @@ type Main struct {
 	log         *zap.Logger
 	store       *cypher.Store
 	server      *http.Server
+	scheduler   *generation.Scheduler
 	stopSweeper context.CancelFunc
 	swept       chan struct{}
 }
 
 // DefaultBlobSweep is how often the blob store is swept unless configured otherwise.
 const DefaultBlobSweep = time.Hour
+
+// DefaultShutdownTimeout is how long a stopping server waits unless configured otherwise.
+const DefaultShutdownTimeout = 30 * time.Second
 
 // ParseEnv reads the configuration.
 func (m *Main) ParseEnv(getenv func(string) string) error {
@@ -132,6 +141,10 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 	}
 	m.BlobSweep = DefaultBlobSweep
 	if err := parseDuration(getenv, "CTXGRAPH_BLOB_SWEEP_INTERVAL", &m.BlobSweep, false); err != nil {
+		return err
+	}
+	m.ShutdownTimeout = DefaultShutdownTimeout
+	if err := parseDuration(getenv, "CTXGRAPH_SHUTDOWN_TIMEOUT", &m.ShutdownTimeout, false); err != nil {
 		return err
 	}
 	keys, err := ParseAPIKeys(getenv("CTXGRAPH_API_KEYS"))
@@ -228,10 +241,11 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	asm := assembly.NewService(m.store)
+	turns := &generation.Service{Graph: m.store, Calls: m.store, Assembler: asm, Providers: provider.NewRegistry(m.Providers)}
+	m.scheduler = &generation.Scheduler{Graph: m.store, Turns: turns, Log: log.Named("scheduler")}
 	srv := api.New(api.Config{
 		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: asm, Assemblies: m.store,
-		Generator: &generation.Service{Graph: m.store, Calls: m.store, Assembler: asm, Providers: provider.NewRegistry(m.Providers)},
-		Keys:      m.Keys, Log: log, MaxBody: m.MaxBody,
+		Generator: turns, Schedules: m.scheduler, Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
 	})
 	m.server = srv.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
@@ -244,6 +258,7 @@ func (m *Main) Run(ctx context.Context) error {
 		defer close(m.swept)
 		m.store.RunBlobSweeper(sweepCtx, m.BlobSweep)
 	}()
+	m.scheduler.Start()
 	go func() {
 		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("server stopped", zap.Error(err))
@@ -280,14 +295,28 @@ func (m *Main) migrate(ctx context.Context, patience time.Duration) error {
 	}
 }
 
-// Close stops serving, letting requests in flight finish, and closes the driver.
+// Close stops serving and claiming scheduled ticks, letting the requests and scheduled
+// turns in flight finish for up to ShutdownTimeout, and closes the driver.
 func (m *Main) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	timeout := m.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var errs []error
+	scheduled := make(chan error, 1)
+	go func() {
+		if m.scheduler == nil {
+			scheduled <- nil
+			return
+		}
+		scheduled <- m.scheduler.Stop(ctx)
+	}()
 	if m.server != nil {
 		errs = append(errs, m.server.Shutdown(ctx))
 	}
+	errs = append(errs, <-scheduled)
 	if m.stopSweeper != nil {
 		m.stopSweeper()
 		<-m.swept

@@ -21,6 +21,8 @@ CALL (c) {
     UNION ALL MATCH (n:ToolMemory {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:SkillState {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Checkpoint {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ScheduleTick {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:Schedule {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Branch {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Participant {conversationId: c.id}) RETURN n
   }

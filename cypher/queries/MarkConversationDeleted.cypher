@@ -1,11 +1,11 @@
 // name: MarkConversationDeleted
 // The first step of deleting a conversation, in one transaction: mark it deleted (reads
 // answer 404 from now on) and delete its branches and participants, so that no write can
-// land in it while the rest is deleted in batches. Returns nothing for an unknown
-// conversation; a conversation already marked is marked again (its branches may be gone
-// already), so an interrupted deletion is finished by deleting it again. The stored
-// idempotent responses of the conversation's writes are erased: a replay answers 404, never
-// the deleted content.
+// land in it while the rest is deleted in batches, and its schedules, so that none fires
+// again. Returns nothing for an unknown conversation; a conversation already marked is
+// marked again (its branches may be gone already), so an interrupted deletion is finished
+// by deleting it again. The stored idempotent responses of the conversation's writes are
+// erased: a replay answers 404, never the deleted content.
 // Locks are taken in the order every writer takes them: the conversation, then each branch
 // (in id order), then each participant, and only then the records that deleting them
 // detaches. A writer locks its branch (or the conversation) before anything else, so it
@@ -32,6 +32,10 @@ CALL (c) {
   WITH collect(n) AS nodes
   FOREACH (n IN nodes | DETACH DELETE n)
   RETURN size(nodes) AS removed
+}
+CALL (c) {
+  MATCH (s:Schedule {conversationId: c.id})
+  DETACH DELETE s
 }
 CALL (c) {
   MATCH (k:IdempotencyKey {conversationId: c.id})
