@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -100,6 +101,10 @@ func (s *Server) describe(err error) (int, errorDetail) {
 		return he.status, errorDetail{Code: codeOf(he.status), Message: he.message, Field: he.field}
 	}
 	var ee *echo.HTTPError
+	if errors.As(err, &ee) && ee.Code == http.StatusRequestEntityTooLarge {
+		return ee.Code, errorDetail{Code: codeOf(ee.Code),
+			Message: fmt.Sprintf("the request body is larger than this server's limit of %s (CTXGRAPH_MAX_BODY)", s.maxBody)}
+	}
 	if errors.As(err, &ee) {
 		msg := http.StatusText(ee.Code)
 		if m, ok := ee.Message.(string); ok && ee.Code < 500 {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,6 +51,28 @@ func (s *Server) createConversation(c echo.Context) error {
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.CreateConversation(ctx, accountOf(c), model.NewConversation{Title: req.Title, At: timeOf(req.At)})
 	})
+}
+
+// DefaultPageSize and MaxPageSize bound a page of a list.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+func (s *Server) listConversations(c echo.Context) error {
+	limit := DefaultPageSize
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPageSize {
+			return &httpError{status: http.StatusBadRequest, field: "limit", message: fmt.Sprintf("limit is a number from 1 to %d", MaxPageSize)}
+		}
+		limit = n
+	}
+	page, err := s.graph.Conversations(c.Request().Context(), accountOf(c), c.QueryParam("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
 }
 
 func (s *Server) readConversation(c echo.Context) error {

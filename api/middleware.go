@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -40,6 +41,48 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return &httpError{status: http.StatusUnauthorized, message: "unknown API key"}
 		}
 		c.Set(accountKey, account)
+		return next(c)
+	}
+}
+
+// accessLog writes one line per request: method, route, status, latency, request id and
+// account, never a key or a body. It renders a handler's error itself, so that the line
+// carries the status the client got. Health checks that pass are logged at debug level.
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		res := c.Response()
+		route := openAPIPath(c.Path())
+		level := zap.InfoLevel
+		if (route == "/healthz" || route == "/readyz") && res.Status == http.StatusOK {
+			level = zap.DebugLevel
+		}
+		if ce := s.log.Check(level, "request"); ce != nil {
+			ce.Write(zap.String("method", c.Request().Method), zap.String("route", route), zap.Int("status", res.Status),
+				zap.Float64("latencyMs", float64(time.Since(start).Microseconds())/1000), zap.Int64("bytes", res.Size),
+				zap.String("requestId", res.Header().Get(echo.HeaderXRequestID)), zap.String("account", accountOf(c)))
+		}
+		return nil
+	}
+}
+
+// unescapeParams gives handlers the ids of the path as the client meant them. Echo routes on
+// the escaped path when the request's path needs it (an id holding `/`, `%` or a quote) and
+// then leaves its parameters escaped; an error message would quote them so.
+func unescapeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawPath != "" {
+			values := c.ParamValues()
+			for i, v := range values {
+				if u, err := url.PathUnescape(v); err == nil {
+					values[i] = u
+				}
+			}
+			c.SetParamValues(values...)
+		}
 		return next(c)
 	}
 }

@@ -60,6 +60,7 @@ type Server struct {
 	keys       map[string]string
 	log        *zap.Logger
 	validate   *validator.Validate
+	maxBody    string
 }
 
 // New builds the server and registers every route.
@@ -85,11 +86,13 @@ func New(cfg Config) *Server {
 	if maxBody == "" {
 		maxBody = DefaultMaxBody
 	}
+	s.maxBody = maxBody
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.JSONSerializer = jsonSerializer{}
 	e.Use(middleware.RequestID())
+	e.Use(s.accessLog)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
 
@@ -100,8 +103,9 @@ func New(cfg Config) *Server {
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.
 	v1 := func(method, path string, h echo.HandlerFunc) {
-		e.Add(method, "/v1"+path, h, s.authenticate, s.idempotent)
+		e.Add(method, "/v1"+path, h, unescapeParams, s.authenticate, s.idempotent)
 	}
+	v1(http.MethodGet, "/conversations", s.listConversations)
 	v1(http.MethodPost, "/conversations", s.createConversation)
 	v1(http.MethodGet, "/conversations/:id", s.readConversation)
 	v1(http.MethodDelete, "/conversations/:id", s.deleteConversation)

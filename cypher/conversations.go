@@ -2,9 +2,13 @@ package cypher
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -215,4 +219,51 @@ func participantOf(p props) model.Participant {
 		ID: p.str("id"), ConversationID: p.str("conversationId"), Kind: p.str("kind"), Name: p.str("name"),
 		Provider: p.str("provider"), Model: p.str("model"), Stamp: stampOf(p),
 	}
+}
+
+// Conversations lists an account's conversations, newest first, a page at a time. The
+// cursor is the last listed conversation's createdAt and id, opaque to clients.
+func (s *Store) Conversations(ctx context.Context, accountID, cursor string, limit int) (model.ConversationPage, error) {
+	params := map[string]any{"accountId": accountID, "limit": limit + 1, "afterAt": nil, "afterId": nil}
+	if cursor != "" {
+		at, id, err := decodeCursor(cursor)
+		if err != nil {
+			return model.ConversationPage{}, err
+		}
+		params["afterAt"], params["afterId"] = at, id
+	}
+	recs, err := statement(ctx, s, neo4j.AccessModeRead, "ListConversations", params)
+	if err != nil {
+		return model.ConversationPage{}, err
+	}
+	page := model.ConversationPage{Conversations: []model.ConversationSummary{}}
+	for i, r := range recs {
+		if i == limit {
+			last := page.Conversations[limit-1]
+			next := encodeCursor(last.CreatedAt, last.ID)
+			page.NextCursor = &next
+			break
+		}
+		c := conversationOf(nodeProps(r, "c"))
+		page.Conversations = append(page.Conversations, model.ConversationSummary{ID: c.ID, Title: c.Title, BranchID: c.BranchID, Stamp: c.Stamp})
+	}
+	return page, nil
+}
+
+func encodeCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano) + "|" + id))
+}
+
+func decodeCursor(cursor string) (time.Time, string, error) {
+	bad := model.Invalid("cursor", "cursor %q is not one that a page of this list returned", cursor)
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return time.Time{}, "", bad
+	}
+	stamp, id, ok := strings.Cut(string(raw), "|")
+	at, err := time.Parse(time.RFC3339Nano, stamp)
+	if !ok || err != nil || id == "" {
+		return time.Time{}, "", bad
+	}
+	return at, id, nil
 }

@@ -139,7 +139,11 @@ func TestOversizeBodyIs413(t *testing.T) {
 	h := newHarnessWith(t, sharedStore, "64K")
 	w := h.world()
 	big := `{"status":"succeeded","result":"` + strings.Repeat("x", 70<<10) + `"}`
-	h.expectError(h.call("POST", "/v1/tool-calls/"+w.call+"/result", big), 413, "too_large", "")
+	r := h.call("POST", "/v1/tool-calls/"+w.call+"/result", big)
+	h.expectError(r, 413, "too_large", "")
+	if msg := str(r.obj(t)["error"].(map[string]any), "message"); !strings.Contains(msg, "64K") || !strings.Contains(msg, "CTXGRAPH_MAX_BODY") {
+		t.Errorf("the 413 says %q: it should name the limit and its setting", msg)
+	}
 	if call := h.must(200, "GET", "/v1/tool-calls/"+w.call, nil); str(call, "status") != "pending" {
 		t.Errorf("got status %q after a refused body, want pending", str(call, "status"))
 	}

@@ -86,6 +86,21 @@ type Conversation struct {
 	Stamp
 }
 
+// ConversationSummary is a conversation as GET /v1/conversations lists it.
+type ConversationSummary struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	BranchID string `json:"branchId"`
+	Stamp
+}
+
+// ConversationPage is one page of an account's conversations, newest first; NextCursor,
+// when set, asks for the page after it.
+type ConversationPage struct {
+	Conversations []ConversationSummary `json:"conversations"`
+	NextCursor    *string               `json:"nextCursor"`
+}
+
 // Branch is an ordered path through a conversation; a fork inherits its parent's records up
 // to and including the message it was forked after.
 type Branch struct {

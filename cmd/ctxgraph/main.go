@@ -8,7 +8,8 @@
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
 // a connection (Go durations such as 30s; 0 turns one off), and CTXGRAPH_BLOB_SWEEP_INTERVAL
 // for how often blobs that no record references are removed, and CTXGRAPH_SHUTDOWN_TIMEOUT
-// for how long a stopping server waits for requests and scheduled turns in flight.
+// for how long a stopping server waits for requests and scheduled turns in flight, and
+// CTXGRAPH_LOG_LEVEL for the least severe level logged. `ctxgraph -h` lists them.
 package main
 
 import (
@@ -29,6 +30,7 @@ import (
 	_ "time/tzdata" // schedules name IANA zones, which a slim image may not carry
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
@@ -46,6 +48,9 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if serve, code := command(os.Args[1:], os.Stdout, os.Stderr); !serve {
+		os.Exit(code)
 	}
 	m := &Main{}
 	if err := m.ParseEnv(os.Getenv); err != nil {
@@ -83,6 +88,8 @@ type Main struct {
 	// ShutdownTimeout is how long a stopping server waits for the requests and scheduled
 	// turns in flight (CTXGRAPH_SHUTDOWN_TIMEOUT); those still running then are cancelled.
 	ShutdownTimeout time.Duration
+	// LogLevel is the least severe level logged (CTXGRAPH_LOG_LEVEL).
+	LogLevel zapcore.Level
 	// DevKey is set when no keys were configured and a development key was made.
 	DevKey string
 	// Providers are the model providers of CTXGRAPH_PROVIDERS_FILE; none means the
@@ -99,6 +106,11 @@ type Main struct {
 
 // DefaultBlobSweep is how often the blob store is swept unless configured otherwise.
 const DefaultBlobSweep = time.Hour
+
+// DevKeyFile is where the development key is kept, relative to the working directory
+// (the repository's, under `make run`), whatever CTXGRAPH_BLOB_DIR says: the README,
+// scripts/demo-session and `ctxgraph scenario` read it there.
+var DevKeyFile = filepath.Join(".ctxgraph", "dev-api-key")
 
 // DefaultShutdownTimeout is how long a stopping server waits unless configured otherwise.
 const DefaultShutdownTimeout = 30 * time.Second
@@ -143,6 +155,14 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 	if err := parseDuration(getenv, "CTXGRAPH_BLOB_SWEEP_INTERVAL", &m.BlobSweep, false); err != nil {
 		return err
 	}
+	m.LogLevel = zapcore.InfoLevel
+	if v := getenv("CTXGRAPH_LOG_LEVEL"); v != "" {
+		level, err := zapcore.ParseLevel(v)
+		if err != nil || level > zapcore.ErrorLevel {
+			return model.Invalid("CTXGRAPH_LOG_LEVEL", "CTXGRAPH_LOG_LEVEL: %q is not one of debug, info, warn, error", v)
+		}
+		m.LogLevel = level
+	}
 	m.ShutdownTimeout = DefaultShutdownTimeout
 	if err := parseDuration(getenv, "CTXGRAPH_SHUTDOWN_TIMEOUT", &m.ShutdownTimeout, false); err != nil {
 		return err
@@ -152,7 +172,7 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		return err
 	}
 	if len(keys) == 0 {
-		key, err := developmentKey(filepath.Join(filepath.Dir(m.BlobDir), "dev-api-key"))
+		key, err := developmentKey(DevKeyFile)
 		if err != nil {
 			return err
 		}
@@ -222,10 +242,7 @@ func developmentKey(path string) (string, error) {
 // Run connects to Neo4j, applies the schema migrations (waiting up to a minute for Neo4j to
 // answer) and starts serving in the background.
 func (m *Main) Run(ctx context.Context) error {
-	log, err := zap.NewProduction()
-	if err != nil {
-		return err
-	}
+	log := NewLogger(m.LogLevel, zapcore.Lock(os.Stderr))
 	m.log = log
 	blobs, err := blob.Open(m.BlobDir)
 	if err != nil {
@@ -328,6 +345,15 @@ func (m *Main) Close() error {
 		_ = m.log.Sync()
 	}
 	return errors.Join(errs...)
+}
+
+// NewLogger logs JSON lines to w from level on, with ISO-8601 timestamps and without stack
+// traces: a failed request's line names its cause and request id, which is what an operator
+// follows.
+func NewLogger(level zapcore.Level, w zapcore.WriteSyncer) *zap.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), w, level), zap.AddCaller())
 }
 
 func orDefault(v, def string) string {

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/ctxgraph/ctxgraph/api"
 
@@ -15,6 +22,7 @@ import (
 // testEnv returns an environment of the given variables, with a blob directory of the test's.
 func testEnv(t *testing.T) func(vars map[string]string) func(string) string {
 	dir := t.TempDir()
+	t.Chdir(dir) // the development key is kept in the working directory
 	return func(vars map[string]string) func(string) string {
 		return func(k string) string {
 			if k == "CTXGRAPH_BLOB_DIR" {
@@ -65,5 +73,72 @@ func TestParseEnvDurations(t *testing.T) {
 		if !errors.As(err, &me) || me.Field != name {
 			t.Errorf("%s=%q: got %v, want an error naming the variable", name, bad, err)
 		}
+	}
+}
+
+func TestHelpPrintsUsageInsteadOfServing(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+		var out, errs strings.Builder
+		serve, code := command(args, &out, &errs)
+		if serve || code != 0 || !strings.Contains(out.String(), "usage:") || !strings.Contains(out.String(), "CTXGRAPH_API_KEYS") || errs.Len() != 0 {
+			t.Errorf("%v: serve %v, code %d, printed %q, complained %q", args, serve, code, out.String(), errs.String())
+		}
+	}
+	var out, errs strings.Builder
+	if serve, code := command([]string{"--port=8080"}, &out, &errs); serve || code != 2 || !strings.Contains(errs.String(), `"--port=8080"`) {
+		t.Errorf("an unknown argument: serve %v, code %d, complained %q", serve, code, errs.String())
+	}
+	if serve, _ := command(nil, &out, &errs); !serve {
+		t.Error("no arguments does not serve")
+	}
+}
+
+func TestLoggerWritesISOTimesWithoutStacks(t *testing.T) {
+	var buf bytes.Buffer
+	log := NewLogger(zapcore.InfoLevel, zapcore.AddSync(&buf))
+	log.Debug("not at info")
+	log.Error("request failed", zap.Int("status", 500))
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("one JSON line expected, got %q", buf.String())
+	}
+	ts, _ := line["ts"].(string)
+	if _, err := time.Parse("2006-01-02T15:04:05.000Z0700", ts); err != nil {
+		t.Errorf("ts %v is not ISO-8601", line["ts"])
+	}
+	if _, ok := line["stacktrace"]; ok || line["level"] != "error" || line["msg"] != "request failed" {
+		t.Errorf("logged %v", line)
+	}
+
+	env := testEnv(t)
+	var m Main
+	if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_LOG_LEVEL": "debug"})); err != nil || m.LogLevel != zapcore.DebugLevel {
+		t.Errorf("CTXGRAPH_LOG_LEVEL=debug: %v, level %v", err, m.LogLevel)
+	}
+	err := m.ParseEnv(env(map[string]string{"CTXGRAPH_LOG_LEVEL": "loud"}))
+	var me *model.Error
+	if !errors.As(err, &me) || me.Field != "CTXGRAPH_LOG_LEVEL" {
+		t.Errorf("CTXGRAPH_LOG_LEVEL=loud: got %v, want an error naming the variable", err)
+	}
+}
+
+func TestDevelopmentKeyLivesWhereTheREADMESays(t *testing.T) {
+	env := testEnv(t)
+	var m Main
+	if err := m.ParseEnv(env(map[string]string{})); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(".ctxgraph", "dev-api-key"))
+	if err != nil || strings.TrimSpace(string(b)) != m.DevKey || m.Keys[m.DevKey] != "dev" {
+		t.Fatalf("dev key %q, file %q (%v)", m.DevKey, b, err)
+	}
+	var again Main // a restart keeps the key, wherever the blobs go
+	if err := again.ParseEnv(func(k string) string {
+		if k == "CTXGRAPH_BLOB_DIR" {
+			return filepath.Join(t.TempDir(), "elsewhere", "blobs")
+		}
+		return ""
+	}); err != nil || again.DevKey != m.DevKey {
+		t.Fatalf("with another blob directory the key is %q (%v), want %q", again.DevKey, err, m.DevKey)
 	}
 }

@@ -31,7 +31,7 @@ func runScenarios(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *key == "" {
-		b, err := os.ReadFile(filepath.Join(".ctxgraph", "dev-api-key"))
+		b, err := os.ReadFile(DevKeyFile)
 		if err != nil {
 			return fmt.Errorf("no API key: pass -key, set CTXGRAPH_KEY, or run `make run` first to make .ctxgraph/dev-api-key")
 		}

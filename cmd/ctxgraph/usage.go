@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// usageText is what `ctxgraph -h` prints: the commands and the configuration they read.
+const usageText = `ctxgraph: the context runtime for tool-using agents, over a Neo4j execution graph.
+
+usage:
+  ctxgraph                      serve the REST API (configured by the environment below)
+  ctxgraph scenario [-h] [...]  play scenario files against a running server
+  ctxgraph -h                   print this help
+
+environment:
+  NEO4J_URI                     bolt:// or neo4j:// address (default bolt://127.0.0.1:7687)
+  NEO4J_USER, NEO4J_PASSWORD    credentials (none by default)
+  NEO4J_DATABASE                database (default neo4j)
+  CTXGRAPH_ADDR                 listen address (default 127.0.0.1:8080)
+  CTXGRAPH_API_KEYS             account=key pairs, comma-separated; unset: a development
+                                key for account "dev", kept in .ctxgraph/dev-api-key
+  CTXGRAPH_BLOB_DIR             content-addressed store of large payloads (default .ctxgraph/blobs)
+  CTXGRAPH_PROVIDERS_FILE       model providers (YAML); unset: the built-in echo provider
+  CTXGRAPH_MAX_BODY             largest request body (default 16M)
+  CTXGRAPH_RECORD_CACHE         records the assembler keeps cached (0: off)
+  CTXGRAPH_READ_HEADER_TIMEOUT, CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT,
+  CTXGRAPH_IDLE_TIMEOUT         connection bounds, Go durations (0 turns one off)
+  CTXGRAPH_BLOB_SWEEP_INTERVAL  how often unreferenced blobs are removed (default 1h)
+  CTXGRAPH_SHUTDOWN_TIMEOUT     how long a stop waits for requests and scheduled turns (default 30s)
+  CTXGRAPH_LOG_LEVEL            debug, info, warn or error (default info)
+`
+
+// command reads the arguments: whether to serve, and otherwise the exit code after the
+// help or the complaint it printed. `scenario` is handled before.
+func command(args []string, stdout, stderr io.Writer) (serve bool, code int) {
+	if len(args) == 0 {
+		return true, 0
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usageText)
+		return false, 0
+	}
+	fmt.Fprintf(stderr, "ctxgraph: unknown argument %q\n\n%s", args[0], usageText)
+	return false, 2
+}
