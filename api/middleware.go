@@ -13,9 +13,15 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/tracing"
 )
 
 // accountKey is where authenticate leaves the caller's account in the echo context.
@@ -45,17 +51,31 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// accessLog writes one line per request: method, route, status, latency, request id and
-// account, never a key or a body. It renders a handler's error itself, so that the line
-// carries the status the client got. Health checks that pass are logged at debug level.
-func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+// observe traces, counts and logs each request: a server span (continuing the caller's
+// trace from its traceparent header), the request metric, and one access-log line with
+// method, route, status, latency, request id and account, never a key or a body. It renders
+// a handler's error itself, so that all three carry the status the client got. Health
+// checks that pass are logged at debug level.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		req := c.Request()
+		route := openAPIPath(c.Path())
+		ctx := otel.GetTextMapPropagator().Extract(req.Context(), propagation.HeaderCarrier(req.Header))
+		ctx, span := tracing.Tracer().Start(ctx, req.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("http.route", route),
+				attribute.String("url.path", req.URL.Path)))
+		defer span.End()
+		c.SetRequest(req.WithContext(ctx))
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
 		res := c.Response()
-		route := openAPIPath(c.Path())
+		span.SetAttributes(attribute.Int("http.response.status_code", res.Status), attribute.String("ctxgraph.request_id", res.Header().Get(echo.HeaderXRequestID)))
+		if res.Status >= 500 {
+			span.SetStatus(codes.Error, http.StatusText(res.Status))
+		}
+		s.metrics.ObserveRequest(req.Method, route, res.Status, time.Since(start))
 		level := zap.InfoLevel
 		if (route == "/healthz" || route == "/readyz") && res.Status == http.StatusOK {
 			level = zap.DebugLevel

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
 
+	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	Generator model.Generator
 	// Schedules keeps schedules; without it those routes answer 503.
 	Schedules model.Schedules
+	// Metrics are served at GET /metrics and told of every request; without them /metrics
+	// serves the Go runtime's and the process's only.
+	Metrics *metrics.Metrics
 	// Keys maps each API key to the account it belongs to.
 	Keys    map[string]string
 	Log     *zap.Logger
@@ -57,6 +61,7 @@ type Server struct {
 	assemblies model.AssemblyGraph
 	generator  model.Generator
 	schedules  model.Schedules
+	metrics    *metrics.Metrics
 	keys       map[string]string
 	log        *zap.Logger
 	validate   *validator.Validate
@@ -68,7 +73,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
 		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
-		schedules: cfg.Schedules, log: cfg.Log, validate: newValidator(),
+		schedules: cfg.Schedules, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -92,13 +97,17 @@ func New(cfg Config) *Server {
 	e.HTTPErrorHandler = s.handleError
 	e.JSONSerializer = jsonSerializer{}
 	e.Use(middleware.RequestID())
-	e.Use(s.accessLog)
+	e.Use(s.observe)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBody))
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/openapi.yaml", s.openapi)
+	if s.metrics == nil {
+		s.metrics = metrics.New(metrics.Sources{})
+	}
+	e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
 
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.

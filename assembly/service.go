@@ -11,9 +11,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
+	"github.com/ctxgraph/ctxgraph/tracing"
 )
 
 // AssemblerVersion names this assembler's serialisation and budget code; it is recorded with
@@ -25,8 +29,16 @@ type Service struct {
 	Graph model.AssemblyGraph
 	// Now is the clock used for a request's default `now` and `asOf`.
 	Now func() time.Time
+	// Observer, when set, is told of each recorded assembly with its steps' times.
+	Observer Observer
 
 	judgements judgements
+}
+
+// Observer is told of each recorded assembly (a metric of assembly latency, tokens and
+// omissions); it runs on the request's goroutine and must not block.
+type Observer interface {
+	ObserveAssembly(a model.Assembly, t model.Timings)
 }
 
 // NewService returns a service over a graph with the system clock.
@@ -46,11 +58,17 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 	if err != nil {
 		return model.Assembly{}, model.Internal("encoding the assembly record", err)
 	}
-	if err := s.Graph.RecordAssembly(ctx, accountID, a, doc); err != nil {
+	rctx, span := tracing.Tracer().Start(ctx, "ctxgraph.assembly.record")
+	err = s.Graph.RecordAssembly(rctx, accountID, a, doc)
+	span.End()
+	if err != nil {
 		return model.Assembly{}, err
 	}
 	a.TimingsMs.Record = ms(time.Since(start))
 	a.Encoded = doc
+	if s.Observer != nil {
+		s.Observer.ObserveAssembly(a, a.TimingsMs)
+	}
 	return a, nil
 }
 
@@ -76,7 +94,9 @@ func (s *Service) AssembleRecording(ctx context.Context, accountID string, req m
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer cancel()
 		start := time.Now()
+		rctx, span := tracing.Tracer().Start(rctx, "ctxgraph.assembly.record")
 		err := s.Graph.RecordAssembly(rctx, accountID, a, doc)
+		span.End()
 		took = time.Since(start)
 		done <- err
 	}()
@@ -84,12 +104,38 @@ func (s *Service) AssembleRecording(ctx context.Context, accountID string, req m
 	return a, func() (model.Timings, error) {
 		err := <-done
 		timings.Record = ms(took)
+		if err == nil && s.Observer != nil {
+			s.Observer.ObserveAssembly(a, timings)
+		}
 		return timings, err
 	}, nil
 }
 
-// prepare computes an assembly with its id, without recording it.
-func (s *Service) prepare(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
+// prepare computes an assembly with its id, without recording it, under a span with one
+// child per step.
+func (s *Service) prepare(ctx context.Context, accountID string, req model.AssemblyRequest) (a model.Assembly, err error) {
+	start := time.Now()
+	ctx, span := tracing.Tracer().Start(ctx, "ctxgraph.assemble", trace.WithAttributes(
+		attribute.String("ctxgraph.branch.id", req.BranchID), attribute.String("ctxgraph.participant.id", req.ParticipantID)))
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "the assembly failed")
+		} else {
+			tracing.Steps(ctx, start, []tracing.Step{{Name: "ctxgraph.assembly.graph", Took: msDuration(a.TimingsMs.Graph)},
+				{Name: "ctxgraph.assembly.policy", Took: msDuration(a.TimingsMs.Policy)}, {Name: "ctxgraph.assembly.serialize", Took: msDuration(a.TimingsMs.Serialize)}})
+			span.SetAttributes(attribute.String("ctxgraph.assembly.id", a.ID), attribute.String("ctxgraph.policy.version", a.PolicyVersion),
+				attribute.Int("ctxgraph.tokens.assembled", a.Tokens.Assembled), attribute.Int("ctxgraph.tokens.baseline", a.Tokens.Baseline))
+		}
+		span.End()
+	}()
+	return s.build(ctx, accountID, req)
+}
+
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// build resolves the policy version, computes the assembly and gives it its id.
+func (s *Service) build(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
 	v, err := policy.Resolve(req.PolicyVersion)
 	if err != nil {
 		return model.Assembly{}, err

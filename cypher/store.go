@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,6 +45,12 @@ type Config struct {
 	User     string
 	Password string
 	Database string
+	// AnyReader lets a routing driver (neo4j://) send reads to any member of a cluster,
+	// which may not have applied the latest writes yet. Unset, reads go to the leader,
+	// as writes do, so that a write answered by one ctxgraph server is seen by the next
+	// read on any other: ctxgraph passes no bookmarks between its sessions, or between
+	// servers.
+	AnyReader bool
 }
 
 // Store implements the model's graph services on Neo4j.
@@ -73,6 +80,19 @@ type Store struct {
 	assemblyRecords, toolCalls, toolResults groupCommit
 	// blobRetry holds the blob removals that could not be checked against the graph.
 	blobRetry pendingBlobs
+	// unavailable and failed count the driver failures the store answered (Neo4jErrors).
+	unavailable, failed atomic.Int64
+	// readsOnLeader routes reads as writes are routed, to the leader (Config.AnyReader).
+	readsOnLeader bool
+}
+
+// session opens a session for work of the given mode, routed to the leader for reads too
+// unless the store may read from any member of a cluster.
+func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
+	if s.readsOnLeader {
+		mode = neo4j.AccessModeWrite
+	}
+	return s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
 }
 
 var (
@@ -100,14 +120,16 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 	if err != nil {
 		return nil, model.Invalid("NEO4J_URI", "cannot use Neo4j URI %q: %v", cfg.URI, err)
 	}
+	scheme, _, _ := strings.Cut(cfg.URI, "://")
 	return &Store{
-		driver:      driver,
-		database:    cfg.Database,
-		blobs:       blobs,
-		InlineLimit: DefaultInlineLimit,
-		Now:         func() time.Time { return time.Now().UTC() },
-		records:     newRecordCache(DefaultRecordCacheSize),
-		DeleteBatch: DefaultDeleteBatch,
+		driver:        driver,
+		database:      cfg.Database,
+		readsOnLeader: strings.HasPrefix(scheme, "neo4j") && !cfg.AnyReader,
+		blobs:         blobs,
+		InlineLimit:   DefaultInlineLimit,
+		Now:           func() time.Time { return time.Now().UTC() },
+		records:       newRecordCache(DefaultRecordCacheSize),
+		DeleteBatch:   DefaultDeleteBatch,
 
 		assemblyRecords: groupCommit{statement: "RecordAssemblies"},
 		toolCalls:       groupCommit{statement: "RequestToolCall"},
@@ -283,7 +305,7 @@ func statement(ctx context.Context, s *Store, mode neo4j.AccessMode, name string
 	if mode == neo4j.AccessModeWrite && s.AfterStatement != nil {
 		return execute(ctx, s, mode, func(t *tx) ([]*neo4j.Record, error) { return t.run(name, params) })
 	}
-	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
+	session := s.session(ctx, mode)
 	defer session.Close(ctx)
 	start := time.Now()
 	recs, err := retrying(ctx, mode, func() ([]*neo4j.Record, bool, error) {
@@ -292,7 +314,7 @@ func statement(ctx context.Context, s *Store, mode neo4j.AccessMode, name string
 		return recs, true, err
 	})
 	if err != nil {
-		return nil, translate(err)
+		return nil, s.translate(err)
 	}
 	coverage.transaction(name, time.Since(start))
 	return recs, nil
@@ -369,7 +391,7 @@ func readTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (
 }
 
 func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work func(t *tx) (T, error)) (T, error) {
-	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
+	session := s.session(ctx, mode)
 	defer session.Close(ctx)
 	var first string
 	var answered bool
@@ -404,7 +426,7 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 	}
 	if err != nil {
 		var zero T
-		return zero, translate(err)
+		return zero, s.translate(err)
 	}
 	if claim := model.IdempotencyClaimOf(ctx); answered && claim != nil {
 		claim.Answered = true
@@ -414,6 +436,26 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 
 // translate maps a driver error to a model error kind. Model errors pass through unchanged;
 // driver text never reaches a client, only the logs.
+// translate is translate, counting what Neo4j failed at: unreachable or refusing for a
+// while (unavailable), or a query that failed (failed). A cancelled request is neither.
+func (s *Store) translate(err error) error {
+	out := translate(err)
+	switch {
+	case errors.Is(err, context.Canceled):
+	case model.KindOf(out) == model.KindUnavailable:
+		s.unavailable.Add(1)
+	case model.KindOf(out) == model.KindInternal:
+		s.failed.Add(1)
+	}
+	return out
+}
+
+// Neo4jErrors reports how many of the store's statements and transactions failed because
+// Neo4j was unavailable, and how many failed otherwise, since the store opened.
+func (s *Store) Neo4jErrors() (unavailable, failed int64) {
+	return s.unavailable.Load(), s.failed.Load()
+}
+
 func translate(err error) error {
 	var me *model.Error
 	if errors.As(err, &me) {

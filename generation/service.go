@@ -14,8 +14,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/tracing"
 )
 
 // recordTimeout bounds the writes that record a model call's outcome. They run even when
@@ -32,6 +36,15 @@ type Service struct {
 	// that a benchmark or a metric can say where a generation's time goes. It runs on the
 	// request's goroutines and must not block.
 	Observe func(step Step, d time.Duration)
+	// ProviderCalls, when set, is told of each provider call: a metric of provider latency,
+	// errors and token usage.
+	ProviderCalls ProviderObserver
+}
+
+// ProviderObserver is told of each provider call, with its error when it failed; it runs
+// on the request's goroutines and must not block.
+type ProviderObserver interface {
+	ObserveProviderCall(provider, model string, d time.Duration, usage model.Usage, failure *model.ProviderError)
 }
 
 // Step names a step of a turn, in the order a turn takes them.
@@ -447,8 +460,21 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		}
 	}
 	var call model.ProviderCall
-	resp, err := pc.provider.Generate(ctx, preq, &call)
+	pctx, span := tracing.Tracer().Start(ctx, "chat "+pc.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", pc.provider.Name()),
+		attribute.String("gen_ai.request.model", pc.model), attribute.String("gen_ai.conversation.id", run.ConversationID),
+		attribute.String("ctxgraph.run.id", run.ID), attribute.String("ctxgraph.runtime_kind", run.RuntimeKind),
+		attribute.String("ctxgraph.assembly.id", a.ID)))
+	resp, err := pc.provider.Generate(pctx, preq, &call)
+	endProviderSpan(span, resp, err)
 	start = s.timed(StepProvider, start)
+	if s.ProviderCalls != nil {
+		var failure *model.ProviderError
+		if err != nil && !errors.As(err, &failure) {
+			failure = &model.ProviderError{Code: "provider_error"}
+		}
+		s.ProviderCalls.ObserveProviderCall(pc.provider.Name(), pc.model, call.Latency, resp.Usage, failure)
+	}
 	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency}
 
 	// The assembly's record, written meanwhile, commits before anything it explains.
@@ -528,6 +554,25 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
 	s.emitEnd(emit, res)
 	return res, nil
+}
+
+// endProviderSpan ends a provider call's span with what the GenAI semantic conventions ask
+// of a chat call's answer, or its error.
+func endProviderSpan(span trace.Span, resp model.ProviderResponse, err error) {
+	defer span.End()
+	if err != nil {
+		code := "provider_error"
+		var pe *model.ProviderError
+		if errors.As(err, &pe) {
+			code = pe.Code
+		}
+		span.SetAttributes(attribute.String("error.type", code))
+		span.SetStatus(codes.Error, code)
+		return
+	}
+	span.SetAttributes(attribute.String("gen_ai.response.model", resp.Model), attribute.String("gen_ai.response.id", resp.ID),
+		attribute.StringSlice("gen_ai.response.finish_reasons", []string{resp.FinishReason}),
+		attribute.Int("gen_ai.usage.input_tokens", resp.Usage.InputTokens), attribute.Int("gen_ai.usage.output_tokens", resp.Usage.OutputTokens))
 }
 
 // reportFailure promotes a failed child's compact failure report to its parent: its error

@@ -300,6 +300,9 @@ func TestNeo4jUnreachableIs503AndRecoversWithoutRestart(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 15*time.Second {
 		t.Errorf("503 took %v, want the driver to give up within seconds", elapsed)
 	}
+	if unavailable, _ := store.Neo4jErrors(); unavailable == 0 {
+		t.Error("the store counted no unavailability (ctxgraph_neo4j_errors_total) while Neo4j was away")
+	}
 	h.expectError(h.call("GET", "/readyz", nil), 503, "unavailable", "")
 	h.expectError(h.call("GET", "/v1/conversations/"+w.conv, nil), 503, "unavailable", "")
 	h.must(200, "GET", "/healthz", nil)

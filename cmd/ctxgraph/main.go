@@ -37,8 +37,10 @@ import (
 	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
+	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
+	"github.com/ctxgraph/ctxgraph/tracing"
 )
 
 func main() {
@@ -100,6 +102,7 @@ type Main struct {
 	store       *cypher.Store
 	server      *http.Server
 	scheduler   *generation.Scheduler
+	stopTracing func(context.Context) error
 	stopSweeper context.CancelFunc
 	swept       chan struct{}
 }
@@ -120,6 +123,13 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 	m.Neo4j = cypher.Config{
 		URI: orDefault(getenv("NEO4J_URI"), "bolt://127.0.0.1:7687"), User: getenv("NEO4J_USER"),
 		Password: getenv("NEO4J_PASSWORD"), Database: orDefault(getenv("NEO4J_DATABASE"), "neo4j"),
+	}
+	switch reads := getenv("CTXGRAPH_NEO4J_READS"); reads {
+	case "", "leader":
+	case "any":
+		m.Neo4j.AnyReader = true
+	default:
+		return model.Invalid("CTXGRAPH_NEO4J_READS", "CTXGRAPH_NEO4J_READS: %q is not leader or any", reads)
 	}
 	m.Addr = orDefault(getenv("CTXGRAPH_ADDR"), "127.0.0.1:8080")
 	if path := getenv("CTXGRAPH_PROVIDERS_FILE"); path != "" {
@@ -244,6 +254,10 @@ func developmentKey(path string) (string, error) {
 func (m *Main) Run(ctx context.Context) error {
 	log := NewLogger(m.LogLevel, zapcore.Lock(os.Stderr))
 	m.log = log
+	var err error
+	if m.stopTracing, err = tracing.Setup(ctx, os.Getenv); err != nil {
+		return fmt.Errorf("tracing (OTEL_EXPORTER_OTLP_*): %w", err)
+	}
 	blobs, err := blob.Open(m.BlobDir)
 	if err != nil {
 		return err
@@ -257,12 +271,20 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.migrate(ctx, time.Minute); err != nil {
 		return err
 	}
+	met := metrics.New(metrics.Sources{
+		Neo4jErrors: m.store.Neo4jErrors,
+		CacheReads: func() (int64, int64, int64) {
+			st := m.store.RecordCacheStats()
+			return st.DeltaReads, st.FullReads, st.SharedViews
+		},
+	})
 	asm := assembly.NewService(m.store)
-	turns := &generation.Service{Graph: m.store, Calls: m.store, Assembler: asm, Providers: provider.NewRegistry(m.Providers)}
+	asm.Observer = met
+	turns := &generation.Service{Graph: m.store, Calls: m.store, Assembler: asm, Providers: provider.NewRegistry(m.Providers), ProviderCalls: met}
 	m.scheduler = &generation.Scheduler{Graph: m.store, Turns: turns, Log: log.Named("scheduler")}
 	srv := api.New(api.Config{
 		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: asm, Assemblies: m.store,
-		Generator: turns, Schedules: m.scheduler, Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
+		Generator: turns, Schedules: m.scheduler, Metrics: met, Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
 	})
 	m.server = srv.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
@@ -340,6 +362,9 @@ func (m *Main) Close() error {
 	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close(ctx))
+	}
+	if m.stopTracing != nil {
+		errs = append(errs, m.stopTracing(ctx))
 	}
 	if m.log != nil {
 		_ = m.log.Sync()

@@ -142,3 +142,18 @@ func TestDevelopmentKeyLivesWhereTheREADMESays(t *testing.T) {
 		t.Fatalf("with another blob directory the key is %q (%v), want %q", again.DevKey, err, m.DevKey)
 	}
 }
+
+func TestParseEnvNeo4jReads(t *testing.T) {
+	env := testEnv(t)
+	for value, anyReader := range map[string]bool{"": false, "leader": false, "any": true} {
+		var m Main
+		if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_NEO4J_READS": value})); err != nil || m.Neo4j.AnyReader != anyReader {
+			t.Errorf("CTXGRAPH_NEO4J_READS=%q: %v, any reader %v", value, err, m.Neo4j.AnyReader)
+		}
+	}
+	var m Main
+	var me *model.Error
+	if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_NEO4J_READS": "followers"})); !errors.As(err, &me) || me.Field != "CTXGRAPH_NEO4J_READS" {
+		t.Errorf("CTXGRAPH_NEO4J_READS=followers: got %v, want an error naming the variable", err)
+	}
+}

@@ -17,6 +17,8 @@ environment:
   NEO4J_URI                     bolt:// or neo4j:// address (default bolt://127.0.0.1:7687)
   NEO4J_USER, NEO4J_PASSWORD    credentials (none by default)
   NEO4J_DATABASE                database (default neo4j)
+  CTXGRAPH_NEO4J_READS          leader (default): on a cluster (neo4j://), reads go to the
+                                leader and see every answered write; any: to any member
   CTXGRAPH_ADDR                 listen address (default 127.0.0.1:8080)
   CTXGRAPH_API_KEYS             account=key pairs, comma-separated; unset: a development
                                 key for account "dev", kept in .ctxgraph/dev-api-key
