@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
 
+	"github.com/ctxgraph/ctxgraph/browser"
 	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -108,6 +109,8 @@ func New(cfg Config) *Server {
 		s.metrics = metrics.New(metrics.Sources{})
 	}
 	e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
+	e.GET("/browser/ctxgraph.grass", browserFile("text/plain; charset=utf-8", browser.Style))
+	e.GET("/browser/guide.html", browserFile("text/html; charset=utf-8", browser.Guide))
 
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.
@@ -198,6 +201,16 @@ func (s *Server) readyz(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// browserFile serves one of the files Neo4j Browser fetches from ctxgraph (the stylesheet,
+// the guide). Browser fetches them from its own origin, so they allow any origin: they
+// hold no data, and no key is asked for.
+func browserFile(contentType string, body []byte) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAccessControlAllowOrigin, "*")
+		return c.Blob(http.StatusOK, contentType, body)
+	}
 }
 
 func (s *Server) openapi(c echo.Context) error {

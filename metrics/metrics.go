@@ -70,29 +70,32 @@ func New(src Sources) *Metrics {
 	m.registry.MustRegister(m.requests, m.assembly, m.tokens, m.omitted, m.providerDuration, m.providerErrors, m.providerTokens,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if f := src.Neo4jErrors; f != nil {
-		for kind, pick := range map[string]func(u, f int64) int64{
-			"unavailable": func(u, _ int64) int64 { return u }, "failed": func(_, f int64) int64 { return f },
-		} {
-			m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name: "ctxgraph_neo4j_errors_total", Help: "Neo4j statements and transactions that failed: unavailable (unreachable, or refusing for a while) or failed.",
-				ConstLabels: prometheus.Labels{"kind": kind},
-			}, func() float64 { u, fl := f(); return float64(pick(u, fl)) }))
-		}
+		m.counterFuncs("ctxgraph_neo4j_errors_total", "Neo4j statements and transactions that failed: unavailable (unreachable, or refusing for a while) or failed.",
+			"kind", map[string]func() float64{
+				"unavailable": func() float64 { u, _ := f(); return float64(u) },
+				"failed":      func() float64 { _, fl := f(); return float64(fl) },
+			})
 	}
 	if f := src.CacheReads; f != nil {
-		for result, pick := range map[string]func(h, m int64) int64{
-			"hit": func(h, _ int64) int64 { return h }, "miss": func(_, m int64) int64 { return m },
-		} {
-			m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name: "ctxgraph_record_cache_reads_total", Help: "Conversation reads of the assembler: hit (its copy brought up to date) or miss (read in full).",
-				ConstLabels: prometheus.Labels{"result": result},
-			}, func() float64 { h, mi, _ := f(); return float64(pick(h, mi)) }))
-		}
+		m.counterFuncs("ctxgraph_record_cache_reads_total", "Conversation reads of the assembler: hit (its copy brought up to date) or miss (read in full).",
+			"result", map[string]func() float64{
+				"hit":  func() float64 { h, _, _ := f(); return float64(h) },
+				"miss": func() float64 { _, mi, _ := f(); return float64(mi) },
+			})
 		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ctxgraph_lineage_view_reuses_total", Help: "Assemblies that took over a lineage's candidates built by an earlier one.",
 		}, func() float64 { _, _, v := f(); return float64(v) }))
 	}
 	return m
+}
+
+// counterFuncs registers a counter read when scraped, one series per value of label.
+func (m *Metrics) counterFuncs(name, help, label string, values map[string]func() float64) {
+	for value, read := range values {
+		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: name, Help: help, ConstLabels: prometheus.Labels{label: value},
+		}, read))
+	}
 }
 
 // Handler serves the metrics in the Prometheus exposition format.

@@ -64,6 +64,11 @@ public final class Launcher {
         cfg.put("dbms.security.auth_enabled", "false");
         cfg.put("dbms.usage_report.enabled", "false");
         cfg.put("client.allow_telemetry", "false"); // Neo4j Browser's own usage reporting
+        // Browser styles the execution graph with ctxgraph's stylesheet, which `make run`'s
+        // ctxgraph serves (CTXGRAPH_ADDR, 127.0.0.1:8080 by default).
+        String ctxgraph = env("CTXGRAPH_ADDR", "127.0.0.1:8080");
+        cfg.put("browser.remote_content_hostname_whitelist", "127.0.0.1,localhost," + ctxgraph.replaceAll(":\\d+$", ""));
+        cfg.put("browser.post_connect_cmd", "style http://" + ctxgraph + "/browser/ctxgraph.grass");
         cfg.put("server.directories.data", home.resolve("data").toString());
         cfg.put("server.directories.logs", home.resolve("logs").toString());
         cfg.put("server.directories.run", home.resolve("run").toString());
