@@ -43,6 +43,13 @@ func buildServer(t *testing.T) string {
 // ends (then it is stopped as an operator stops it, with SIGTERM).
 func (h *harness) startServer(bin string, env ...string) serverProcess {
 	h.t.Helper()
+	return h.startServerIn("", bin, env...)
+}
+
+// startServerIn is startServer with dir as the server's working directory (the test's when
+// empty), where a server without configured keys keeps its development key.
+func (h *harness) startServerIn(dir, bin string, env ...string) serverProcess {
+	h.t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		h.t.Fatal(err)
@@ -59,6 +66,7 @@ func (h *harness) startServer(bin string, env ...string) serverProcess {
 		"NEO4J_DATABASE="+neo4jServer.Database, "CTXGRAPH_ADDR="+addr, "CTXGRAPH_BLOB_DIR="+blobDir,
 		"CTXGRAPH_API_KEYS="+h.account+"="+h.key)
 	cmd.Env = append(cmd.Env, env...)
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
