@@ -111,6 +111,7 @@ func New(cfg Config) *Server {
 	e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
 	e.GET("/browser/ctxgraph.grass", browserFile("text/plain; charset=utf-8", browser.Style))
 	e.GET("/browser/guide.html", browserFile("text/html; charset=utf-8", browser.Guide))
+	e.OPTIONS("/browser/guide.html", browserPreflight)
 
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.
@@ -211,6 +212,18 @@ func browserFile(contentType string, body []byte) echo.HandlerFunc {
 		c.Response().Header().Set(echo.HeaderAccessControlAllowOrigin, "*")
 		return c.Blob(http.StatusOK, contentType, body)
 	}
+}
+
+// browserPreflight answers the CORS preflight Browser's `:guide` sends before fetching a
+// remote guide (it asks for the guide uncached, with Pragma and Cache-Control headers, which
+// a simple cross-origin GET may not carry).
+func browserPreflight(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
+	h.Set(echo.HeaderAccessControlAllowMethods, http.MethodGet)
+	h.Set(echo.HeaderAccessControlAllowHeaders, "Cache-Control, Pragma")
+	h.Set(echo.HeaderAccessControlMaxAge, "86400")
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) openapi(c echo.Context) error {

@@ -1,6 +1,6 @@
 // Package browser holds what ctxgraph gives Neo4j Browser: a GraSS stylesheet that
 // captions and colours each label and relationship of the execution graph, and a guide
-// (`:play`) that walks a conversation's lineage, provenance and assemblies. The server
+// (`:guide`) that walks a conversation's lineage, provenance and assemblies. The server
 // serves both at /browser/, and the local Neo4j loads the stylesheet on connect.
 package browser
 
@@ -11,7 +11,7 @@ import _ "embed"
 //go:embed ctxgraph.grass
 var Style []byte
 
-// Guide is the Browser guide (`:play <url>`).
+// Guide is the Browser guide (`:guide <url>`).
 //
 //go:embed guide.html
 var Guide []byte

@@ -41,11 +41,14 @@ func parseGraSS(t *testing.T, text string) []rule {
 			if strings.TrimSpace(decl) == "" {
 				continue
 			}
-			name, value, ok := strings.Cut(decl, ":")
-			if !ok {
-				t.Fatalf("%s: %q is not name: value", r.selector, decl)
+			// Browser's parser (parseGrass) splits a declaration at every colon and drops
+			// it, silently, unless there are exactly two parts: a caption holding a colon
+			// would never show.
+			parts := strings.Split(decl, ":")
+			if len(parts) != 2 {
+				t.Fatalf("%s: %q is not name: value with a single colon, and Browser would drop it", r.selector, strings.TrimSpace(decl))
 			}
-			r.props[strings.TrimSpace(name)] = strings.TrimSpace(value)
+			r.props[strings.TrimSpace(parts[0])] = strings.TrimSpace(parts[1])
 		}
 		out = append(out, r)
 		rest = body[end+1:]

@@ -21,6 +21,14 @@ func TestBrowserGuideQueriesRun(t *testing.T) {
 			t.Errorf("GET %s: %d, CORS %q", path, r.status, r.header.Get("Access-Control-Allow-Origin"))
 		}
 	}
+	// Browser's :guide asks for the guide uncached (Pragma, Cache-Control): a preflighted fetch.
+	pre := h.callAs("", "OPTIONS", "/browser/guide.html", nil, "Origin", "http://127.0.0.1:7474",
+		"Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "pragma,cache-control")
+	if allow := strings.ToLower(pre.header.Get("Access-Control-Allow-Headers")); pre.status != 204 ||
+		pre.header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(allow, "pragma") || !strings.Contains(allow, "cache-control") {
+		t.Errorf("OPTIONS /browser/guide.html: %d, origin %q, headers %q; Browser's :guide could not fetch it",
+			pre.status, pre.header.Get("Access-Control-Allow-Origin"), allow)
+	}
 	w := h.world()
 	art := str(h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"rows": 3}}), "artifactId")
 	h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": "three rows"})
