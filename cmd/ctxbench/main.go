@@ -387,7 +387,7 @@ type phaseTiming struct {
 // fixed, single-threaded piece of work took (speedWork), the best of three. The machine is
 // a VM on a shared host whose speed has been seen to move by tens of percent within an hour.
 // A slow probe says the CPU was slow during the run; a normal one does not vouch for the
-// rest (on 2026-12-03 a run was twice as slow end to end with the probe near normal).
+// rest (a run has been far slower end to end with the probe near normal).
 type speedProbe struct {
 	When string
 	Ms   float64
