@@ -38,8 +38,8 @@ test: vet
 # restarts the local Neo4j sized for the benchmark's few GB of store: a page cache that holds
 # it (BENCH_PAGECACHE) and a 2g heap (BENCH_HEAP), as a production Neo4j would be sized, with
 # the initial heap equal to the maximum as Neo4j's GC tuning guide recommends (a heap that
-# grows from 256m paused Neo4j for up to 80 ms at a time right after a large read, the
-# outliers of the 10,000-round rows' p99; docs/performance.md).
+# grows from 256m pauses Neo4j right after a large read, which shows as outliers in the
+# p99 of the 10,000-round rows).
 BENCH_PAGECACHE ?= 4g
 BENCH_HEAP ?= 2g
 bench:

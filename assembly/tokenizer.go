@@ -145,8 +145,8 @@ func (t *Tokenizer) countChunk(chunk string) int {
 // countASCII counts an ASCII chunk in o200k_base piece by piece: the pieces are cut as the
 // encoding's split pattern cuts them (o200kPieceEnd) and BPE never merges across pieces, so
 // the count is the sum of the pieces' counts, and pieces repeat (numbers, words,
-// punctuation) far more than lines do. The library's pattern matcher took ~0.17 µs a byte
-// on tool payloads (5 ms for a 29 KB CSV), most of the CPU of recording a tool result.
+// punctuation) far more than lines do. The library's general pattern matcher is slow on
+// long tool payloads, and counting with it was most of the CPU of recording a tool result.
 func (t *Tokenizer) countASCII(chunk string) int {
 	n := 0
 	var misses []string

@@ -75,8 +75,8 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	var decided []*decisionGroup
 	groups := map[[6]string]*decisionGroup{}
 	// Both lists walked here by index, not through a.AllDecisions: that yields copies, and
-	// an iterator even of pointers took 0.42 against 0.29 ms over 80,000 decisions, on the
-	// path every assembly waits for.
+	// an iterator even of pointers is measurably slower over tens of thousands of decisions,
+	// on the path every assembly waits for.
 	for _, list := range [][]model.Decision{a.Decisions, a.Settled} {
 		for i := range list {
 			d := &list[i]

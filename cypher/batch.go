@@ -12,8 +12,7 @@ import (
 )
 
 // maxBatchWriters is how many batches of one statement are written at once: two, so that
-// one is sent and encoded while the other commits (at 16 clients, isolated, 204–207 against
-// 197 assemblies/s with one; docs/performance.md).
+// one is sent and encoded while the other commits.
 const maxBatchWriters = 2
 
 // maxBatchRows is the most rows one batch writes.
@@ -28,9 +27,8 @@ const batchTimeout = 30 * time.Second
 // A row submitted while fewer than maxBatchWriters batches are being written is written at
 // once; rows submitted meanwhile wait and are then written together, up to maxBatchRows in
 // one transaction. A transaction's fixed cost (its Bolt messages, its commit and the
-// transaction log append) is then paid once per batch, not once per request: in a
-// micro-benchmark of eight writers, 0.83 ms of Neo4j's CPU per write one per transaction
-// against 0.43 four per transaction (docs/performance.md). Concurrent assemblies of a
+// transaction log append) is then paid once per batch, not once per request, and for a
+// small write it is as much as the write itself. Concurrent assemblies of a
 // conversation also link the same included records and decisions: in separate
 // transactions each locks those nodes' relationship chains in turn and waits for the
 // others' locks; in one transaction each node is locked once.

@@ -295,8 +295,8 @@ func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, p
 }
 
 // statement runs one statement as an auto-commit transaction and returns its records. It
-// saves a managed transaction's BEGIN and COMMIT messages: a round trip, and about 0.17 ms of
-// Neo4j's CPU on the benchmark machine (docs/performance.md), which the hot paths (an
+// saves a managed transaction's BEGIN and COMMIT messages: a round trip, and Neo4j's CPU
+// for both, which the hot paths (an
 // assembly's read and record, a tool call, a tool result) pay on every request. Like a
 // managed transaction, it is retried on transient failures for up to retryTime (retrySafe).
 // With AfterStatement set, a write runs as a managed transaction instead, so that the failure

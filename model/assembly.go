@@ -258,7 +258,7 @@ type Assembly struct {
 	Extra     map[string]string `json:"-"`
 	// Encoded is the assembly's JSON as its record keeps it (EncodeJSON, before the
 	// record's own write was timed), set by Assemble: ResponseJSON reuses it instead of
-	// encoding ~48 KB a second time.
+	// encoding the whole assembly a second time.
 	Encoded []byte `json:"-"`
 }
 

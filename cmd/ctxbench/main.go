@@ -387,7 +387,7 @@ type phaseTiming struct {
 // fixed, single-threaded piece of work took (speedWork), the best of three. The machine is
 // a VM on a shared host whose speed has been seen to move by tens of percent within an hour.
 // A slow probe says the CPU was slow during the run; a normal one does not vouch for the
-// rest (on 2026-12-03 a run was twice as slow end to end with the probe near normal).
+// rest (a run has been far slower end to end with the probe near normal).
 type speedProbe struct {
 	When string
 	Ms   float64
@@ -2213,7 +2213,7 @@ func (b *bench) reportTargets(pf func(string, ...any)) {
 		pf("| ≥ 200 assemblies/s at 16 clients with zero errors | %.1f assemblies/s (in a 50/50 mix with writes), %d errors | %s |\n", r, at16.Errors, metText(r >= 200 && at16.Errors == 0))
 	}
 	b.reportGenerationTargets(pf)
-	pf("\nWhere a target is missed, [performance.md](performance.md) (written by hand, not by this run) gives the profile that explains it (Go pprof of the server, Neo4j `PROFILE` of the conversation read in [traversal-profile.md](traversal-profile.md)) and what was fixed; `-pprof DIR` writes a Go CPU profile of each scale row's timed assemblies and of its assemblies after a write, the log gives each row's statements as the driver and as Neo4j timed them, and `scripts/profile-traversal` profiles the read.\n\n")
+	pf("\nWhere a target is missed, [performance.md](performance.md) (written by hand, not by this run) says why and what limits it; `-pprof DIR` writes a Go CPU profile of each scale row's timed assemblies and of its assemblies after a write, the log gives each row's statements as the driver and as Neo4j timed them, and `scripts/profile-traversal` prints Neo4j's `PROFILE` of the read on the benchmark's data.\n\n")
 }
 
 // countsText writes counts as "a 3, b 1", largest first.

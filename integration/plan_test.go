@@ -1,0 +1,163 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/ctxgraph/ctxgraph/seed"
+)
+
+// TestAssemblyReadUsesIndexSeeksOnly profiles the statements an assembly's read runs —
+// ConversationRecords as a full read (no cached copy) and as a delta read (the steady
+// state), BranchConversation (a branch forked since the copy was made) and LocateRecords
+// (the raw payloads a policy selected) — on a seeded conversation in the real Neo4j, and
+// walks each plan: every record must be reached through an index seek, never a scan of a
+// label, an index or the whole store, since a scan grows with every account's data and
+// not with the conversation. The delta read must also reach only the records written
+// since the revisions it sends.
+func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
+	h := newHarness(t)
+	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+		seed.Config{Rounds: 30, Branches: 4, Participants: 2, Seed: 22})
+	if err != nil {
+		t.Fatalf("seeding: %v", err)
+	}
+	branch := sum.Deepest()
+	if branch.Depth == 0 || branch.LastRunID == "" {
+		t.Fatalf("seeded conversation has no forked branch with a run of its own: %+v", branch)
+	}
+	read := map[string]any{"accountId": h.account, "branchId": branch.ID,
+		"participantId": branch.LastRunParticipantID, "runId": branch.LastRunID}
+
+	// The revisions a copy made now would hold, then one write on the assembled branch:
+	// the delta read must bring back that message alone.
+	since := map[string]any{}
+	for _, rec := range cypherQuery(t, "MATCH (b:Branch {conversationId: $c, accountId: $a}) RETURN b.id, b.rev",
+		map[string]any{"c": sum.ConversationID, "a": h.account}) {
+		since[rec.Values[0].(string)] = rec.Values[1]
+	}
+	if len(since) != len(sum.Branches) {
+		t.Fatalf("got %d branches in the graph, want %d", len(since), len(sum.Branches))
+	}
+	h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+branch.ID+"/messages",
+		map[string]any{"role": "user", "content": "and the figure for the next quarter?"})
+
+	var artifactIDs []string
+	for _, rec := range cypherQuery(t, "MATCH (a:ToolArtifact {conversationId: $c}) WHERE a.accountId = $a RETURN a.id LIMIT 5",
+		map[string]any{"c": sum.ConversationID, "a": h.account}) {
+		artifactIDs = append(artifactIDs, rec.Values[0].(string))
+	}
+	if len(artifactIDs) == 0 {
+		t.Fatal("seeded conversation has no artifacts")
+	}
+
+	statements := []struct {
+		name, query string
+		params      map[string]any
+		// changedRows, when not negative, is how many rows the seeks of the (branchId, rev)
+		// indexes must return in all.
+		changedRows int64
+	}{
+		{"full read", "ConversationRecords", with(read, "since", map[string]any{}), -1},
+		{"delta read", "ConversationRecords", with(read, "since", since), 1},
+		{"forked branch", "BranchConversation", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
+		{"raw payloads", "LocateRecords", map[string]any{"accountId": h.account, "ids": artifactIDs}, -1},
+	}
+	for _, s := range statements {
+		t.Run(s.name, func(t *testing.T) {
+			plan := profile(t, s.query, s.params)
+			var changed int64
+			seen := map[string]int{}
+			walkPlan(plan, func(p neo4j.ProfiledPlan, path string) {
+				op, details := operatorOf(p)
+				seen[op]++
+				// A plan's rows start at its leaves: an index seek, or rows that come from
+				// the parameters (Unwind of a list, the Argument of a subquery).
+				if strings.Contains(op, "Scan") {
+					t.Errorf("%s: %s at %s (%s) scans instead of seeking an index", s.query, op, path, details)
+				} else if len(p.Children()) == 0 && op != "Argument" && op != "Unwind" && !strings.Contains(op, "Seek") {
+					t.Errorf("%s: %s at %s (%s) produces rows without an index seek", s.query, op, path, details)
+				}
+				if strings.Contains(op, "Seek") && strings.Contains(details, "(branchId, rev)") {
+					changed += p.Records()
+				}
+			})
+			t.Logf("%s: operators %v", s.query, seen)
+			if s.changedRows >= 0 && changed != s.changedRows {
+				t.Errorf("%s: the (branchId, rev) seeks returned %d rows, want %d (the records written since $since)",
+					s.query, changed, s.changedRows)
+			}
+		})
+	}
+}
+
+// profile runs a query file of cypher/queries under PROFILE on the suite's Neo4j, outside
+// the code under test, and returns the plan Neo4j executed.
+func profile(t *testing.T, name string, params map[string]any) neo4j.ProfiledPlan {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "cypher", "queries", name+".cypher"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4j.BasicAuth(neo4jServer.User, neo4jServer.Password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+	res, err := neo4j.ExecuteQuery(t.Context(), driver, "PROFILE "+string(text), params, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(neo4jServer.Database), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		t.Fatalf("PROFILE %s: %v", name, err)
+	}
+	plan := res.Summary.Profile()
+	if plan == nil {
+		t.Fatalf("PROFILE %s: Neo4j returned no profiled plan", name)
+	}
+	return plan
+}
+
+// walkPlan calls visit on every operator of a plan tree with its path from the root
+// (operator names and ids), so that a failure says where in the plan it is.
+func walkPlan(p neo4j.ProfiledPlan, visit func(neo4j.ProfiledPlan, string)) {
+	var walk func(p neo4j.ProfiledPlan, parent string)
+	walk = func(p neo4j.ProfiledPlan, parent string) {
+		op, _ := operatorOf(p)
+		path := op
+		if id, ok := p.Arguments()["Id"]; ok {
+			path = fmt.Sprintf("%s#%v", op, id)
+		}
+		if parent != "" {
+			path = parent + " > " + path
+		}
+		visit(p, path)
+		for _, c := range p.Children() {
+			walk(c, path)
+		}
+	}
+	walk(p, "")
+}
+
+// operatorOf returns an operator's name without the database Neo4j appends to it
+// ("NodeIndexSeek@neo4j") and the details PROFILE prints beside it.
+func operatorOf(p neo4j.ProfiledPlan) (string, string) {
+	op, _, _ := strings.Cut(p.Operator(), "@")
+	details, _ := p.Arguments()["Details"].(string)
+	return op, details
+}
+
+// with returns a copy of params with key set to v.
+func with(params map[string]any, key string, v any) map[string]any {
+	out := make(map[string]any, len(params)+1)
+	for k, x := range params {
+		out[k] = x
+	}
+	out[key] = v
+	return out
+}
