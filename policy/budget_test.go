@@ -214,7 +214,7 @@ func TestFit(t *testing.T) {
 			for i, it := range tc.items {
 				vds[i], costs[i] = it.verdict(), it.cost
 			}
-			used := Fit(vds, costs, tc.fixed, tc.budget)
+			used := fill(vds, costs, tc.fixed, tc.budget)
 			if used != tc.wantUsed {
 				t.Errorf("got %d tokens used, want %d", used, tc.wantUsed)
 			}
@@ -235,10 +235,63 @@ func TestFit(t *testing.T) {
 	}
 }
 
+// TestFitTrimsInTheOrderItFills: when the whole request counts more than the sum of its
+// costs, the final trim gives up first the record that fill would have left out first,
+// down to the last tiebreaks (confidence, then id), whatever the verdicts' order.
+func TestFitTrimsInTheOrderItFills(t *testing.T) {
+	shared := func(id string, c float64) fitItem {
+		// Conversation-visible memories of two other branches can share depth and seq.
+		return fitItem{id: id, tier: TierMemory, depth: -1, seq: 1, confidence: conf(c), cost: 10}
+	}
+	cases := []struct {
+		name     string
+		items    []fitItem
+		wantTrim string
+	}{
+		{"a lower confidence goes first", []fitItem{shared("m-b", 0.9), shared("m-a", 0.3), shared("m-c", 0.9)}, "m-a"},
+		{"at equal confidence the larger id goes first", []fitItem{shared("m-b", 0.9), shared("m-c", 0.9)}, "m-c"},
+		{"a memory before evidence", []fitItem{{id: "e", tier: TierEvidence, seq: 9, cost: 10}, shared("m-b", 0.9)}, "m-b"},
+		{"the oldest turn of the window first", []fitItem{{id: "w2", tier: TierWindow, seq: 2, cost: 10}, {id: "w1", tier: TierWindow, seq: 1, cost: 10}}, "w1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vds := make([]Verdict, len(tc.items))
+			costs := make([]int, len(tc.items))
+			budget := 0
+			for i, it := range tc.items {
+				vds[i], costs[i] = it.verdict(), it.cost
+				budget += it.cost
+			}
+			// Joined, the lines count one token more than their costs: one record must go.
+			measure := func() int {
+				n := 1
+				for i := range vds {
+					if vds[i].Included() {
+						n += costs[i]
+					}
+				}
+				return n
+			}
+			if got, want := Fit(vds, costs, costs, 0, budget, measure), budget-10+1; got != want {
+				t.Errorf("got %d tokens, want %d", got, want)
+			}
+			for _, vd := range vds {
+				trimmed := vd.Candidate.ID == tc.wantTrim
+				if trimmed != !vd.Included() {
+					t.Errorf("%s: got included %v, want %v", vd.Candidate.ID, vd.Included(), !trimmed)
+				}
+				if trimmed && vd.Decision.Rule != "budget.final_fit" {
+					t.Errorf("%s: got rule %q, want %q", vd.Candidate.ID, vd.Decision.Rule, "budget.final_fit")
+				}
+			}
+		})
+	}
+}
+
 func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
 	c := model.Candidate{Kind: model.KindMemory, ID: "old"}
 	vds := []Verdict{{Candidate: &c, Decision: omit(&c, "supersession", model.ReasonSuperseded, "supersession.replaced_by_eligible"), Tier: tierNone}}
-	used := Fit(vds, []int{1000}, 3, 10)
+	used := fill(vds, []int{1000}, 3, 10)
 	if used != 3 {
 		t.Errorf("got %d tokens used, want %d (an omitted record costs nothing)", used, 3)
 	}
@@ -255,7 +308,7 @@ func judgeAndFit(t *testing.T, req Request, cands []model.Candidate, cost map[st
 	for i, vd := range vds {
 		costs[i] = cost[vd.Candidate.ID]
 	}
-	Fit(vds, costs, 0, budget)
+	fill(vds, costs, 0, budget)
 	out := map[string]model.Decision{}
 	for _, vd := range vds {
 		out[vd.Candidate.ID] = vd.Decision
@@ -335,7 +388,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			vs := []Verdict{mk("c3", 3), mk("c1", 1), mk("c2", 2)}
 			costs := []int{100, 100, 100}
 			compact := []int{20, 20, 20}
-			total := CompactRecovery(vs, costs, compact, 10, tc.budget)
+			total := compactRecovery(vs, costs, compact, 10, tc.budget)
 			if total != tc.wantTotal {
 				t.Errorf("got total %d, want %d", total, tc.wantTotal)
 			}
@@ -357,7 +410,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 		vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
 		costs, compact = append(costs, 100), append(compact, 30)
 	}
-	if total := CompactRecovery(vs, costs, compact, 10, 250); total != 10+5*30+AggregateReserve {
+	if total := compactRecovery(vs, costs, compact, 10, 250); total != 10+5*30+AggregateReserve {
 		t.Errorf("got total %d, want %d", total, 10+5*30+AggregateReserve)
 	}
 	for i, vd := range vs {
@@ -381,7 +434,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
 			costs, compact = append(costs, 100), append(compact, 30)
 		}
-		CompactRecovery(vs, costs, compact, 10, tc.budget)
+		compactRecovery(vs, costs, compact, 10, tc.budget)
 		aggregated := 0
 		for _, vd := range vs[1:] {
 			if vd.Aggregated {

@@ -51,7 +51,7 @@ type Verdict struct {
 	// ArgsWithheld is set on recovery items whose arguments the provider may not receive.
 	ArgsWithheld bool
 	// Compact is set on recovery items shown in their compact form because protected state
-	// alone would overflow the budget (CompactRecovery).
+	// alone would overflow the budget (Fit).
 	Compact bool
 	// Aggregated is set on compact recovery items that even one line each would not fit:
 	// they are still included, counted in one summary line of older open calls per tool,
@@ -489,7 +489,7 @@ func Stale(v Version, now time.Time, c *model.Candidate) (time.Time, bool) {
 // sides are included, and turns a side back into an ordinary memory when it is the lone
 // survivor (its other sides were omitted, by a policy or by the budget). Privacy- and
 // freshness-reduced forms are kept: a restricted side stays a safe summary. Fit calls it
-// again after trimming, and so must anything else that omits records afterwards.
+// again after each trim.
 func markConflicts(verdicts []Verdict) {
 	included := map[string]bool{}
 	for i := range verdicts {
@@ -518,10 +518,6 @@ func markConflicts(verdicts []Verdict) {
 		}
 	}
 }
-
-// SettleConflicts re-applies the conflict rule after records were omitted late (for the
-// budget), so that a lone surviving side of a conflict takes its ordinary form.
-func SettleConflicts(verdicts []Verdict) { markConflicts(verdicts) }
 
 // conversationWindow returns the ids of the last WindowMessages user/assistant messages the
 // participant may see, and the system messages among them and right before the oldest.
