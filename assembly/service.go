@@ -365,7 +365,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		duplicate := vd.Decision.Rule == "rehydration.raw_source_included"
+		duplicate := vd.RawDuplicate
 		if !vd.Included() && !duplicate {
 			j.settled = append(j.settled, vd.Decision)
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
@@ -380,13 +380,13 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			revived := *vd
 			revived.Decision.As = model.AsMemory
 			cost = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
-		case vd.Candidate.Kind == model.KindMessage:
+		case vd.Candidate.Type == model.TypeMessage:
 			m := chatMessage(vd.Candidate)
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
 		case policy.InToolRound(req, vd.Candidate):
 			// Sent as a native call of its round (rounds.render), with its result's message.
 			c := vd.Candidate
-			cost = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool, Arguments: roundArguments(c)}) + tokensPerMessage
+			cost = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool.Name, Arguments: roundArguments(c)}) + tokensPerMessage
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
 		default:
@@ -418,9 +418,9 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		_, inRound := member[i]
 		switch {
 		case !vd.Included():
-		case inRound || (vd.Candidate.Kind == model.KindToolCall && vd.Decision.As == model.AsMessage):
+		case inRound || (vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage):
 			// Sent in its tool round, after the window.
-		case vd.Candidate.Kind == model.KindMessage:
+		case vd.Candidate.Type == model.TypeMessage:
 			window = append(window, i)
 		default:
 			blocks = append(blocks, i)
@@ -464,7 +464,7 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 			default:
 				lines = append(lines, texts[i])
 			}
-			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 		}
 		if summary >= 0 {
 			lines[summary] = aggregateLine(aggregated)
@@ -473,7 +473,7 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 	}
 	for _, i := range window {
 		msgs = append(msgs, chatMessage(verdicts[i].Candidate))
-		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 	}
 	if len(calls) > 0 {
 		msgs, included = rs.render(verdicts, texts, calls, member, msgs, included)
@@ -517,7 +517,7 @@ func formOf(vd *policy.Verdict) lineForm {
 func rerender(verdicts []policy.Verdict, texts []string, forms []lineForm, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if !vd.Included() || vd.Candidate.Kind == model.KindMessage {
+		if !vd.Included() || vd.Candidate.Type == model.TypeMessage {
 			continue
 		}
 		if f := formOf(vd); f != forms[i] {
@@ -586,22 +586,22 @@ func (s *Service) Explain(ctx context.Context, accountID, assemblyID, ref string
 	return ex, nil
 }
 
-func typeOfLabel(label string) string {
+func typeOfLabel(label string) model.RecordType {
 	switch label {
 	case "Message":
-		return model.KindMessage
+		return model.TypeMessage
 	case "ToolCall":
-		return model.KindToolCall
+		return model.TypeToolCall
 	case "ToolArtifact":
-		return model.KindArtifact
+		return model.TypeArtifact
 	case "ToolMemory":
-		return model.KindMemory
+		return model.TypeMemory
 	case "Checkpoint":
-		return model.KindCheckpoint
+		return model.TypeCheckpoint
 	case "SkillState":
-		return model.KindSkills
+		return model.TypeSkills
 	}
-	return strings.ToLower(label)
+	return model.RecordType(strings.ToLower(label))
 }
 
 // recompute re-runs a recorded assembly under its recorded policy version, now and asOf,

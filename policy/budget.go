@@ -25,7 +25,7 @@ func Fit(verdicts []Verdict, costs, compactCosts []int, fixed, budget int, measu
 	for assembled > budget {
 		if i := lowestPriority(verdicts); i >= 0 {
 			vd := &verdicts[i]
-			vd.Decision = omit(vd.Candidate, "budget", model.ReasonBudget, "budget.final_fit")
+			vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
 			vd.Tier = tierNone
 			markConflicts(verdicts)
 		} else if _, changed := shrinkRecovery(verdicts, costs, compactCosts, assembled-budget); !changed {
@@ -70,7 +70,7 @@ func fill(verdicts []Verdict, costs []int, fixed, budget int) int {
 			used += costs[i]
 			continue
 		}
-		vd.Decision = omit(vd.Candidate, "budget", model.ReasonBudget, "budget.tier_"+tierName(vd.Tier))
+		vd.Decision = omit(vd.Candidate, model.PolicyBudget, budgetRules[vd.Tier], model.ReasonBudget)
 		vd.Tier = tierNone
 	}
 	used = reviveDuplicates(verdicts, costs, used, budget)
@@ -92,7 +92,7 @@ func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
 	var revived []int
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if vd.Decision.Rule == "rehydration.raw_source_included" && !allIn(vd.Candidate.LiveSourceIDs, raw) {
+		if vd.RawDuplicate && !vd.Included() && !allIn(vd.Candidate.Memory.LiveSourceIDs, raw) {
 			revived = append(revived, i)
 		}
 	}
@@ -101,11 +101,11 @@ func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
 		vd := &verdicts[i]
 		if costs[i] > 0 && used+costs[i] <= budget {
 			used += costs[i]
-			vd.Decision = include(vd.Candidate, model.AsMemory, "memory", "memory.current+rehydration.raw_source_trimmed", "")
+			vd.Decision = include(vd.Candidate, model.PolicyMemory, RuleMemoryCurrent.And(RuleRawSourceTrimmed), model.AsMemory, "")
 			vd.Tier = TierMemory
 			continue
 		}
-		vd.Decision = omit(vd.Candidate, "budget", model.ReasonBudget, "budget.tier_memories")
+		vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetMemories, model.ReasonBudget)
 	}
 	return used
 }
@@ -151,25 +151,15 @@ func lowestPriority(verdicts []Verdict) int {
 }
 
 func confidence(c *model.Candidate) float64 {
-	if c.Confidence == nil {
+	if c.Memory.Confidence == nil {
 		return 0.5
 	}
-	return *c.Confidence
+	return *c.Memory.Confidence
 }
 
-func tierName(t int) string {
-	switch t {
-	case TierWindow:
-		return "window"
-	case TierEvidence:
-		return "evidence"
-	case TierRuntime:
-		return "runtime_state"
-	case TierMemory:
-		return "memories"
-	}
-	return "protected"
-}
+// budgetRules are the rules of the records fill leaves out, by tier.
+var budgetRules = [tierNone + 1]model.Rule{TierWindow: RuleBudgetWindow, TierEvidence: RuleBudgetEvidence,
+	TierRuntime: RuleBudgetRuntimeState, TierMemory: RuleBudgetMemories}
 
 // AggregateReserve is the cost set aside for the summary line of aggregated recovery items.
 const AggregateReserve = 80
@@ -233,7 +223,7 @@ func shrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (sa
 			saved += costs[i] - compactCosts[i]
 			costs[i] = compactCosts[i]
 			vd.Compact, changed = true, true
-			vd.Decision.Rule += "+budget.recovery_compacted"
+			vd.Decision.Rule = vd.Decision.Rule.And(RuleRecoveryCompacted)
 		}
 	}
 	for _, i := range append(items, stiff...) {
@@ -247,7 +237,7 @@ func shrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (sa
 		saved += costs[i]
 		costs[i] = 0
 		verdicts[i].Aggregated, changed = true, true
-		verdicts[i].Decision.Rule += "+budget.recovery_aggregated"
+		verdicts[i].Decision.Rule = verdicts[i].Decision.Rule.And(RuleRecoveryAggregated)
 	}
 	return saved, changed
 }
