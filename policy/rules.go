@@ -3,9 +3,9 @@ package policy
 import "github.com/ctxgraph/ctxgraph/model"
 
 // The rule ids of the decisions the policies make (docs/assembly.md explains them). Each
-// names its policy, then the case; a decision that later rules refined
-// joins them with model.Rule.And. Their text is part of the contract: API responses and
-// the graph carry it. model.RuleBranchLineage is the rule of branch_ineligible omissions.
+// names its policy, then the case; a decision that later rules refined joins them with
+// model.Rule.And. Their text is part of the contract: API responses and the graph carry
+// it. model.RuleBranchLineage is the rule of branch_ineligible omissions.
 const (
 	RuleAuditOnly          model.Rule = "visibility.audit_only"
 	RuleParticipantPrivate model.Rule = "visibility.participant_private"
