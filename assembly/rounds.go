@@ -125,7 +125,14 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 		for _, k := range group {
 			c := verdicts[k].Candidate
 			parts := results[k]
-			sort.Slice(parts, func(x, y int) bool { return verdicts[parts[x]].Candidate.Seq < verdicts[parts[y]].Candidate.Seq })
+			// parts come in map order: records of equal seq (memories of two other branches)
+			// keep their order in verdicts, so that a replay renders them alike.
+			sort.Slice(parts, func(x, y int) bool {
+				if sx, sy := verdicts[parts[x]].Candidate.Seq, verdicts[parts[y]].Candidate.Seq; sx != sy {
+					return sx < sy
+				}
+				return parts[x] < parts[y]
+			})
 			lines := make([]string, 0, len(parts))
 			for _, i := range parts {
 				lines = append(lines, r.resultText(&verdicts[i], texts[i]))
