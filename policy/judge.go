@@ -147,9 +147,9 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	// Calls and artifacts before memories: a memory is a duplicate of a raw artifact that is
 	// included, and a failed artifact is represented by its call's recovery item.
 	order := make([]int, 0, len(cands))
-	for _, kind := range []model.RecordType{model.TypeToolCall, model.TypeArtifact, model.TypeMessage, model.TypeCheckpoint, model.TypeSkills, model.TypeMemory} {
+	for _, typ := range []model.RecordType{model.TypeToolCall, model.TypeArtifact, model.TypeMessage, model.TypeCheckpoint, model.TypeSkills, model.TypeMemory} {
 		for i := range cands {
-			if cands[i].Type == kind {
+			if cands[i].Type == typ {
 				order = append(order, i)
 			}
 		}
