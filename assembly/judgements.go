@@ -123,7 +123,7 @@ func (js *judgements) put(key string, j *judgement) {
 func nowWindow(v policy.Version, now time.Time, cands []model.Candidate) (validFrom, validUntil time.Time) {
 	for i := range cands {
 		c := &cands[i]
-		if c.Kind != model.KindMemory {
+		if c.Type != model.TypeMemory {
 			continue
 		}
 		until, stale := policy.Stale(v, now, c)

@@ -34,10 +34,10 @@ func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member ma
 	artifactCall := map[string]int{}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if vd.Included() && vd.Candidate.Kind == model.KindToolCall && vd.Decision.As == model.AsMessage {
+		if vd.Included() && vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage {
 			calls = append(calls, i)
 			callOf[vd.Candidate.ID] = i
-			for _, a := range vd.Candidate.ArtifactIDs {
+			for _, a := range vd.Candidate.Call.ArtifactIDs {
 				artifactCall[a] = i
 			}
 		}
@@ -48,15 +48,15 @@ func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member ma
 		if !vd.Included() {
 			continue
 		}
-		switch vd.Candidate.Kind {
-		case model.KindArtifact:
-			if k, ok := callOf[vd.Candidate.ToolCallID]; ok {
+		switch vd.Candidate.Type {
+		case model.TypeArtifact:
+			if k, ok := callOf[vd.Candidate.Artifact.ToolCallID]; ok {
 				member[i] = k
 			}
-		case model.KindMemory:
+		case model.TypeMemory:
 			// A memory joins the first round whose outcome it was derived from.
 			first := -1
-			for _, src := range vd.Candidate.SourceArtifactIDs {
+			for _, src := range vd.Candidate.Memory.SourceArtifactIDs {
 				if k, ok := artifactCall[src]; ok && (first < 0 || verdicts[k].Candidate.Seq < verdicts[first].Candidate.Seq) {
 					first = k
 				}
@@ -78,7 +78,7 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 	if r.outcomes == nil {
 		r.outcomes = map[string]*policy.Verdict{}
 		for i := range r.all {
-			if r.all[i].Candidate.Kind == model.KindArtifact {
+			if r.all[i].Candidate.Type == model.TypeArtifact {
 				r.outcomes[r.all[i].Candidate.ID] = &r.all[i]
 			}
 		}
@@ -86,7 +86,7 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 	// An outcome's verdict as the budget left it: its copy in verdicts, else as judged.
 	current := map[string]*policy.Verdict{}
 	for i := range verdicts {
-		if verdicts[i].Candidate.Kind == model.KindArtifact {
+		if verdicts[i].Candidate.Type == model.TypeArtifact {
 			current[verdicts[i].Candidate.ID] = &verdicts[i]
 		}
 	}
@@ -108,7 +108,7 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 			firstResult = -1
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], k)
-		for _, a := range c.ArtifactIDs {
+		for _, a := range c.Call.ArtifactIDs {
 			if vd, ok := r.outcomes[a]; ok && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
 				firstResult = vd.Candidate.Seq
 			}
@@ -118,18 +118,25 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 		ask := model.ChatMessage{Role: "assistant"}
 		for _, k := range group {
 			c := verdicts[k].Candidate
-			ask.ToolCalls = append(ask.ToolCalls, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool, Arguments: roundArguments(c)})
-			included = append(included, model.IncludedItem{Ref: c.ID, Type: c.Kind, As: verdicts[k].Decision.As})
+			ask.ToolCalls = append(ask.ToolCalls, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool.Name, Arguments: roundArguments(c)})
+			included = append(included, model.IncludedItem{Ref: c.ID, Type: c.Type, As: verdicts[k].Decision.As})
 		}
 		msgs = append(msgs, ask)
 		for _, k := range group {
 			c := verdicts[k].Candidate
 			parts := results[k]
-			sort.Slice(parts, func(x, y int) bool { return verdicts[parts[x]].Candidate.Seq < verdicts[parts[y]].Candidate.Seq })
+			// parts come in map order: records of equal seq (memories of two other branches)
+			// keep their order in verdicts, so that a replay renders them alike.
+			sort.Slice(parts, func(x, y int) bool {
+				if sx, sy := verdicts[parts[x]].Candidate.Seq, verdicts[parts[y]].Candidate.Seq; sx != sy {
+					return sx < sy
+				}
+				return parts[x] < parts[y]
+			})
 			lines := make([]string, 0, len(parts))
 			for _, i := range parts {
 				lines = append(lines, r.resultText(&verdicts[i], texts[i]))
-				included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+				included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 			}
 			if len(lines) == 0 {
 				lines = append(lines, r.withheld(c, state))
@@ -144,7 +151,7 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 // its code and message), anything else as its context line.
 func (r *rounds) resultText(vd *policy.Verdict, text string) string {
 	c := vd.Candidate
-	if c.Kind != model.KindArtifact || vd.Decision.As != model.AsRaw {
+	if c.Type != model.TypeArtifact || vd.Decision.As != model.AsRaw {
 		return text
 	}
 	body := r.raw[c.ID]
@@ -155,8 +162,8 @@ func (r *rounds) resultText(vd *policy.Verdict, text string) string {
 			out += "\n" + out2
 		}
 	}
-	if c.Status != "succeeded" && c.Status != "" {
-		out = "(" + c.Status + ") " + out
+	if c.Tool.Status != model.ToolSucceeded && c.Tool.Status != "" {
+		out = "(" + string(c.Tool.Status) + ") " + out
 	}
 	return out
 }
@@ -164,7 +171,7 @@ func (r *rounds) resultText(vd *policy.Verdict, text string) string {
 // withheld names the outcome of a call whose result the policies did not include, and why.
 func (r *rounds) withheld(c *model.Candidate, state func(string) (*policy.Verdict, bool)) string {
 	id, why := "", "not recorded"
-	for _, a := range c.ArtifactIDs {
+	for _, a := range c.Call.ArtifactIDs {
 		id, why = a, "left out"
 		if vd, ok := state(a); ok {
 			switch vd.Decision.Reason {
@@ -178,21 +185,21 @@ func (r *rounds) withheld(c *model.Candidate, state func(string) (*policy.Verdic
 			}
 		}
 	}
-	return fmt.Sprintf("Result of %s kept as artifact %s, not shown: %s.", c.Tool, id, why)
+	return fmt.Sprintf("Result of %s kept as artifact %s, not shown: %s.", c.Tool.Name, id, why)
 }
 
 // roundCallID is the provider's id of a round's call, or ctxgraph's when it had none.
 func roundCallID(c *model.Candidate) string {
-	if c.CallID != "" {
-		return c.CallID
+	if c.Call.CallID != "" {
+		return c.Call.CallID
 	}
 	return c.ID
 }
 
 // roundArguments is a round call's arguments as the model sent them.
 func roundArguments(c *model.Candidate) string {
-	if c.Arguments == "" {
+	if c.Call.Arguments == "" {
 		return "{}"
 	}
-	return c.Arguments
+	return c.Call.Arguments
 }

@@ -25,9 +25,9 @@ func contextLine(vd policy.Verdict, provider string, raw map[string]model.Artifa
 	}
 	switch vd.Decision.As {
 	case model.AsSkills:
-		return fmt.Sprintf("Skills: %s; profiles: %s; tools: %s", list(c.LoadedSkills), list(c.ActiveProfiles), list(c.DirectTools))
+		return fmt.Sprintf("Skills: %s; profiles: %s; tools: %s", list(c.RunState.LoadedSkills), list(c.RunState.ActiveProfiles), list(c.RunState.DirectTools))
 	case model.AsCheckpoint:
-		return fmt.Sprintf("Resume from checkpoint (%s): %s", stamp(c.CreatedAt), c.State)
+		return fmt.Sprintf("Resume from checkpoint (%s): %s", stamp(c.CreatedAt), c.RunState.State)
 	case model.AsRecovery:
 		return recoveryLine(vd, provider, raw, names)
 	case model.AsRaw:
@@ -36,48 +36,48 @@ func contextLine(vd policy.Verdict, provider string, raw map[string]model.Artifa
 		if r.Error != nil {
 			body = fmt.Sprintf("error %s: %s", r.Error.Code, r.Error.Message)
 		}
-		return fmt.Sprintf("Exact result of %s %s: %s", c.Tool, string(r.Arguments), body)
+		return fmt.Sprintf("Exact result of %s %s: %s", c.Tool.Name, string(r.Arguments), body)
 	case model.AsReference:
-		return fmt.Sprintf("Result of %s kept as artifact %s (%d bytes, not shown; request it as exact evidence).", c.Tool, c.ID, c.ResultBytes+c.ArgsBytes)
+		return fmt.Sprintf("Result of %s kept as artifact %s (%d bytes, not shown; request it as exact evidence).", c.Tool.Name, c.ID, c.Artifact.ResultBytes+c.Artifact.ArgsBytes)
 	case model.AsSafeSummary:
-		line := fmt.Sprintf("[restricted for %s: summary only%s] %s", provider, revalidate(c.RevalidateWith, "; open with "), c.SafeSummary)
+		line := fmt.Sprintf("[restricted for %s: summary only%s] %s", provider, revalidate(c.Memory.RevalidateWith, "; open with "), c.Memory.SafeSummary)
 		if vd.StaleSince != nil {
 			line = fmt.Sprintf("[stale since %s] ", stamp(*vd.StaleSince)) + line
 		}
 		return line
 	case model.AsStaleMarker:
-		text := c.Summary
+		text := c.Memory.Summary
 		if vd.Broken {
-			return fmt.Sprintf("[unverified: its source record was deleted%s] %s", revalidate(c.RevalidateWith, "; revalidate with "), text)
+			return fmt.Sprintf("[unverified: its source record was deleted%s] %s", revalidate(c.Memory.RevalidateWith, "; revalidate with "), text)
 		}
-		return fmt.Sprintf("[stale since %s%s] %s", stamp(*vd.StaleSince), revalidate(c.RevalidateWith, "; revalidate with "), text)
+		return fmt.Sprintf("[stale since %s%s] %s", stamp(*vd.StaleSince), revalidate(c.Memory.RevalidateWith, "; revalidate with "), text)
 	case model.AsConflict:
-		return "[conflict, unresolved] " + c.Summary
+		return "[conflict, unresolved] " + c.Memory.Summary
 	}
-	if c.MemoryKind == model.MemoryKindReport {
-		return "Subagent report: " + c.Summary
+	if c.Memory.Report {
+		return "Subagent report: " + c.Memory.Summary
 	}
-	return c.Summary
+	return c.Memory.Summary
 }
 
 func recoveryLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
 	c := vd.Candidate
 	if vd.Compact {
 		// The budget cannot hold every open call in full: name it so it can be asked for.
-		line := fmt.Sprintf("Open call %s (%s, call %s", c.Tool, c.Status, c.ID)
-		if c.ErrorCode != "" {
-			line += ", error " + c.ErrorCode
+		line := fmt.Sprintf("Open call %s (%s, call %s", c.Tool.Name, c.Tool.Status, c.ID)
+		if c.Tool.ErrorCode != "" {
+			line += ", error " + c.Tool.ErrorCode
 		}
 		if vd.Answer != nil {
 			line += ", answered so far in artifact " + vd.Answer.ArtifactID
 		}
 		return line + "; details withheld for the budget)"
 	}
-	args := c.Arguments
+	args := c.Call.Arguments
 	switch {
 	case vd.ArgsWithheld:
 		args = fmt.Sprintf("(withheld: privacy class %s)", c.PrivacyClass)
-	case args == "" && c.ArgumentsRef != "":
+	case args == "" && c.Call.ArgumentsRef != "":
 		args = "(stored as a blob, not shown)"
 	case args == "":
 		args = "{}"
@@ -86,22 +86,22 @@ func recoveryLine(vd policy.Verdict, provider string, raw map[string]model.Artif
 	if c.OwnerRunParentID != "" && c.OwnerRunStatus != "" && c.OwnerRunStatus != model.RunStatusRunning {
 		who = fmt.Sprintf("Subagent %s (run %s): ", names[c.OwnerParticipantID], strings.ReplaceAll(c.OwnerRunStatus, "_", " "))
 	}
-	switch c.Status {
-	case "failed":
+	switch c.Tool.Status {
+	case model.ToolFailed:
 		retry := "not retryable"
-		if c.Retryable {
+		if c.Call.Retryable {
 			retry = "retryable"
 		}
-		return fmt.Sprintf("%sFailed call %s %s (%s): %s: %s", who, c.Tool, args, retry, c.ErrorCode, c.ErrorMessage)
-	case "deferred":
+		return fmt.Sprintf("%sFailed call %s %s (%s): %s: %s", who, c.Tool.Name, args, retry, c.Tool.ErrorCode, c.Tool.ErrorMessage)
+	case model.ToolDeferred:
 		if vd.Answer == nil {
-			return fmt.Sprintf("%sOpen call %s %s (deferred, awaiting the user)", who, c.Tool, args)
+			return fmt.Sprintf("%sOpen call %s %s (deferred, awaiting the user)", who, c.Tool.Name, args)
 		}
 	}
 	if vd.Answer != nil {
-		return fmt.Sprintf("%sOpen call %s %s (%s: %s)", who, c.Tool, args, c.Status, answerSoFar(*vd.Answer, provider, raw))
+		return fmt.Sprintf("%sOpen call %s %s (%s: %s)", who, c.Tool.Name, args, c.Tool.Status, answerSoFar(*vd.Answer, provider, raw))
 	}
-	return fmt.Sprintf("%sOpen call %s %s (pending, no result yet)", who, c.Tool, args)
+	return fmt.Sprintf("%sOpen call %s %s (pending, no result yet)", who, c.Tool.Name, args)
 }
 
 // answerSoFar renders what an unresolved call's tool answered so far: its body, or where it
@@ -133,9 +133,9 @@ func list(items []string) string {
 
 // chatMessage renders a window message: role, content and the speaker's name.
 func chatMessage(c *model.Candidate) model.ChatMessage {
-	m := model.ChatMessage{Role: c.Role, Content: c.Content}
-	if c.Role == "assistant" && c.ParticipantName != "" {
-		m.Name = model.ChatName(c.ParticipantName)
+	m := model.ChatMessage{Role: c.Message.Role, Content: c.Message.Content}
+	if c.Message.Role == "assistant" && c.Message.ParticipantName != "" {
+		m.Name = model.ChatName(c.Message.ParticipantName)
 	}
 	return m
 }
@@ -152,9 +152,9 @@ func aggregateLine(verdicts []policy.Verdict) string {
 	byKey := map[string]*group{}
 	for _, vd := range verdicts {
 		c := vd.Candidate
-		key := c.Tool + " " + c.Status
-		if c.ErrorCode != "" {
-			key += " (" + c.ErrorCode + ")"
+		key := c.Tool.Name + " " + string(c.Tool.Status)
+		if c.Tool.ErrorCode != "" {
+			key += " (" + c.Tool.ErrorCode + ")"
 		}
 		g, ok := byKey[key]
 		if !ok {

@@ -18,14 +18,16 @@ func TestRerenderMatchesRenderingEveryLine(t *testing.T) {
 	names := map[string]string{"pt_1": "planner"}
 	judged := func() []policy.Verdict {
 		cands := []*model.Candidate{
-			{ID: "mem_1", Kind: model.KindMemory, Summary: "supplier A is cheaper"},
-			{ID: "mem_2", Kind: model.KindMemory, Summary: "supplier B is cheaper"},
-			{ID: "mem_3", Kind: model.KindMemory, Summary: "rates rose in May", RevalidateWith: []string{"web_search"}},
-			{ID: "call_1", Kind: model.KindToolCall, Tool: "crm_lookup", Status: "pending", Arguments: `{"id":7}`},
-			{ID: "call_2", Kind: model.KindToolCall, Tool: "send_email", Status: "failed", ErrorCode: "smtp", ErrorMessage: "refused", Arguments: `{"to":"a@b"}`},
-			{ID: "art_1", Kind: model.KindArtifact, Tool: "sql", ResultBytes: 10},
-			{ID: "mem_4", Kind: model.KindMemory, Summary: "the query returned 3 rows"},
-			{ID: "msg_1", Kind: model.KindMessage, Role: "user", Content: "hello"},
+			{ID: "mem_1", Type: model.TypeMemory, Memory: model.MemoryFacts{Summary: "supplier A is cheaper"}},
+			{ID: "mem_2", Type: model.TypeMemory, Memory: model.MemoryFacts{Summary: "supplier B is cheaper"}},
+			{ID: "mem_3", Type: model.TypeMemory, Memory: model.MemoryFacts{Summary: "rates rose in May", RevalidateWith: []string{"web_search"}}},
+			{ID: "call_1", Type: model.TypeToolCall, Tool: model.ToolFacts{Name: "crm_lookup", Status: model.ToolPending},
+				Call: model.CallFacts{Arguments: `{"id":7}`}},
+			{ID: "call_2", Type: model.TypeToolCall, Tool: model.ToolFacts{Name: "send_email", Status: model.ToolFailed, ErrorCode: "smtp", ErrorMessage: "refused"},
+				Call: model.CallFacts{Arguments: `{"to":"a@b"}`}},
+			{ID: "art_1", Type: model.TypeArtifact, Tool: model.ToolFacts{Name: "sql"}, Artifact: model.ArtifactFacts{ResultBytes: 10}},
+			{ID: "mem_4", Type: model.TypeMemory, Memory: model.MemoryFacts{Summary: "the query returned 3 rows"}},
+			{ID: "msg_1", Type: model.TypeMessage, Message: model.MessageFacts{Role: "user", Content: "hello"}},
 		}
 		as := []string{model.AsConflict, model.AsConflict, model.AsStaleMarker, model.AsRecovery, model.AsRecovery, model.AsRaw, "", model.AsMessage}
 		vs := make([]policy.Verdict, len(cands))
@@ -34,7 +36,7 @@ func TestRerenderMatchesRenderingEveryLine(t *testing.T) {
 		}
 		vs[2].StaleSince = &stale
 		// A duplicate of the raw result, omitted as judged; the budget may revive it.
-		vs[6].Decision = model.Decision{Ref: "mem_4", Outcome: "omitted", Reason: model.ReasonDuplicate, Rule: "rehydration.raw_source_included"}
+		vs[6].Decision = model.Decision{Ref: "mem_4", Outcome: "omitted", Reason: model.ReasonDuplicate, Rule: policy.RuleRawSourceIncluded}
 		return vs
 	}
 	// The budget's changes: omit a record, a lone conflict side, a compact recovery item,
@@ -55,7 +57,7 @@ func TestRerenderMatchesRenderingEveryLine(t *testing.T) {
 		texts, forms := make([]string, len(vs)), make([]lineForm, len(vs))
 		for i := range vs {
 			forms[i] = formOf(&vs[i])
-			if vs[i].Included() && vs[i].Candidate.Kind != model.KindMessage {
+			if vs[i].Included() && vs[i].Candidate.Type != model.TypeMessage {
 				texts[i] = contextLine(vs[i], "openai", raw, names)
 			}
 		}
@@ -69,7 +71,7 @@ func TestRerenderMatchesRenderingEveryLine(t *testing.T) {
 		}
 		rerender(vs, texts, forms, "openai", raw, names)
 		for i := range vs {
-			if !vs[i].Included() || vs[i].Candidate.Kind == model.KindMessage {
+			if !vs[i].Included() || vs[i].Candidate.Type == model.TypeMessage {
 				continue
 			}
 			if want := contextLine(vs[i], "openai", raw, names); texts[i] != want {

@@ -157,19 +157,88 @@ func (s *Service) build(ctx context.Context, accountID string, req model.Assembl
 	return a, nil
 }
 
-// compute runs one assembly without recording it: traversal, policies, budget,
-// serialisation and token counting.
+// compute runs one assembly without recording it: the snapshot of the lineage, the
+// policies' judgement of its candidates, the budget's fit, and the rendered request with
+// its token counts and decisions.
 func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, error) {
 	start := time.Now()
 	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req)
 	if err != nil {
 		return model.Assembly{}, err
 	}
-	graphTime := time.Since(start)
+	var t model.Timings
+	t.Graph = ms(time.Since(start))
+	req = completed(req, snap, v)
+	tk, err := NewTokenizer(EncodingForModel(req.Model))
+	if err != nil {
+		return model.Assembly{}, model.Internal("tokenizer", err)
+	}
+	j, err := s.judgement(ctx, accountID, v, req, snap, tk, &t)
+	if err != nil {
+		return model.Assembly{}, err
+	}
+
+	// The judgement is shared: the budget works on a draft.
+	start = time.Now()
+	d := newDraft(j, req, snap.ParticipantNames, tk)
+	fixed := ReplyPriming + MessageTokens(tk, "system", d.head, "")
+	prepared := time.Since(start)
+	start = time.Now()
+	assembled := policy.Fit(d.verdicts, d.costs, j.compactCosts, fixed, req.TokenBudget, d.measure)
+	fitTime := time.Since(start) - d.took
+	t.Policy += ms(fitTime)
+	t.Serialize += ms(prepared + d.took)
+
+	a := model.Assembly{
+		ConversationID: snap.ConversationID, Request: req, Messages: d.messages, Included: d.included,
+		Tokens:        model.TokenCounts{Assembled: assembled, Baseline: snap.BaselineTokens + ReplyPriming, Budget: req.TokenBudget},
+		Omitted:       maps.Clone(j.settledOmitted),
+		PolicyVersion: v.ID, AssemblerVersion: AssemblerVersion,
+		TimingsMs: t,
+		Settled:   j.settled,
+	}
+	if assembled > req.TokenBudget {
+		// The trim stopped with only protected records left, compacted as far as they go.
+		a.OverBudget, a.Tokens.Protected = true, assembled
+	}
+	if snap.StructurallyExcluded > 0 {
+		a.Omitted[model.ReasonBranchIneligible] = snap.StructurallyExcluded
+	}
+	n := len(d.verdicts)
+	a.Decisions = make([]model.Decision, n)
+	for k := range d.verdicts {
+		vd := &d.verdicts[k]
+		a.Decisions[k] = vd.Decision
+		if !vd.Included() && vd.Decision.Reason != model.ReasonBranchIneligible {
+			a.Omitted[vd.Decision.Reason]++
+		}
+	}
+	if req.Trace {
+		// Every omitted ref, in the candidates' order (Assemble keeps them only when asked).
+		for _, id := range snap.ExcludedRefs {
+			a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
+		}
+		k := 0
+		for i := range j.verdicts {
+			vd := &j.verdicts[i]
+			if k < n && j.budgeted[k] == i {
+				vd = &d.verdicts[k]
+				k++
+			}
+			if !vd.Included() {
+				a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: vd.Candidate.ID, Reason: vd.Decision.Reason})
+			}
+		}
+	}
+	return a, nil
+}
+
+// completed fills in what the request left out: what the read saw of the branch, and the
+// participant's provider and model, the run's runtime kind and the version's budget.
+func completed(req model.AssemblyRequest, snap model.Snapshot, v policy.Version) model.AssemblyRequest {
 	if req.SeenSeq == 0 {
 		req.SeenSeq = snap.SeenSeq
 	}
-
 	if req.Provider == "" {
 		req.Provider = snap.Participant.Provider
 	}
@@ -185,130 +254,85 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	if req.TokenBudget <= 0 {
 		req.TokenBudget = v.DefaultTokenBudget
 	}
-	tk, err := NewTokenizer(EncodingForModel(req.Model))
-	if err != nil {
-		return model.Assembly{}, model.Internal("tokenizer", err)
-	}
+	return req
+}
 
+// judgement returns the judgement of the snapshot's view for the request's shape when one
+// is kept and holds at the request's now, and otherwise judges the candidates (and keeps
+// the judgement when the view is shared), adding the time it took to t.
+func (s *Service) judgement(ctx context.Context, accountID string, v policy.Version, req model.AssemblyRequest, snap model.Snapshot, tk *Tokenizer, t *model.Timings) (*judgement, error) {
 	judgedReq := policy.Request{
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
 	}
 	key, shape := "", ""
-	var j *judgement
 	if snap.View != "" {
 		key, shape = judgementKey(snap.View, req.BranchID, v.ID, judgedReq, tk.Name())
-		j = s.judgements.get(key, req.Now)
-	}
-	var policyTime, serializeTime time.Duration
-	if j == nil {
-		var readTime time.Duration
-		if j, policyTime, readTime, serializeTime, err = s.judge(ctx, accountID, v, judgedReq, snap, tk); err != nil {
-			return model.Assembly{}, err
-		}
-		graphTime += readTime
-		if key != "" {
-			j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
-			j.shape = shape
-			s.judgements.put(key, j)
+		if j := s.judgements.get(key, req.Now); j != nil {
+			return j, nil
 		}
 	}
-	// The judgement is shared. The budget works on copies of the verdicts it can change
-	// (j.budgeted: the included records and the duplicates it may revive), of their texts
-	// and of their costs; the others stay as judged.
-	start = time.Now()
+	j, policyTime, readTime, serializeTime, err := s.judge(ctx, accountID, v, judgedReq, snap, tk)
+	if err != nil {
+		return nil, err
+	}
+	t.Graph += ms(readTime)
+	t.Policy += ms(policyTime)
+	t.Serialize += ms(serializeTime)
+	if key != "" {
+		j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
+		j.shape = shape
+		s.judgements.put(key, j)
+	}
+	return j, nil
+}
+
+// draft is an assembly as the budget shapes it: copies of the verdicts of a judgement that
+// the budget may change (j.budgeted: the included records and the duplicates it may
+// revive), of their texts and of their costs, and the request rendered from them as they
+// stand. The judgement's other verdicts stay as judged.
+type draft struct {
+	verdicts []policy.Verdict
+	texts    []string
+	costs    []int
+	// forms are the forms texts were rendered in.
+	forms    []lineForm
+	provider string
+	raw      map[string]model.ArtifactRaw
+	names    map[string]string
+	head     string
+	rounds   *rounds
+	tk       *Tokenizer
+	// messages and included are the last rendering, took the time spent rendering.
+	messages []model.ChatMessage
+	included []model.IncludedItem
+	took     time.Duration
+}
+
+func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, tk *Tokenizer) draft {
 	n := len(j.budgeted)
-	verdicts := make([]policy.Verdict, n)
+	d := draft{verdicts: make([]policy.Verdict, n), texts: slices.Clone(j.texts), costs: slices.Clone(j.costs),
+		forms: make([]lineForm, n), provider: req.Provider, raw: j.raw, names: names, head: header(req.Now), tk: tk}
 	for k, i := range j.budgeted {
-		verdicts[k] = j.verdicts[i]
+		d.verdicts[k] = j.verdicts[i]
+		d.forms[k] = formOf(&j.verdicts[i])
 	}
-	texts, costs, compactCosts := slices.Clone(j.texts), slices.Clone(j.costs), j.compactCosts
-	forms := make([]lineForm, n)
-	for k, i := range j.budgeted {
-		forms[k] = formOf(&j.verdicts[i])
-	}
-	raw, names := j.raw, snap.ParticipantNames
-	head := header(req.Now)
-	var rs *rounds
 	if req.ToolRounds {
-		rs = &rounds{all: j.verdicts, provider: req.Provider, raw: raw}
+		d.rounds = &rounds{all: j.verdicts, provider: req.Provider, raw: j.raw}
 	}
-	fixed := ReplyPriming + MessageTokens(tk, "system", head, "")
-	fitStart := time.Now()
-	policy.CompactRecovery(verdicts, costs, compactCosts, fixed, req.TokenBudget)
-	policy.Fit(verdicts, costs, fixed, req.TokenBudget)
-	fitTime := time.Since(fitStart)
-	policyTime += fitTime
+	return d
+}
 
-	rerender(verdicts, texts, forms, req.Provider, raw, names)
-	msgs, included := render(verdicts, texts, head, rs)
-	assembled := ChatTokens(tk, msgs)
-	// Token counts of lines joined can differ by a token or two from their sum: trim the
-	// lowest-priority unprotected record until the whole request fits.
-	for assembled > req.TokenBudget {
-		i := lowestPriority(verdicts)
-		if i < 0 {
-			// Only protected records are left: compact the oldest open calls still in
-			// full, or else aggregate the oldest compact ones, as many as the overflow
-			// needs by their counted costs, then count again.
-			if _, changed := policy.ShrinkRecovery(verdicts, costs, compactCosts, assembled-req.TokenBudget); !changed {
-				break
-			}
-			rerender(verdicts, texts, forms, req.Provider, raw, names)
-			msgs, included = render(verdicts, texts, head, rs)
-			assembled = ChatTokens(tk, msgs)
-			continue
-		}
-		verdicts[i].Decision = model.Decision{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, Kind: "budget",
-			Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget, Rule: "budget.final_fit"}
-		policy.SettleConflicts(verdicts)
-		rerender(verdicts, texts, forms, req.Provider, raw, names)
-		msgs, included = render(verdicts, texts, head, rs)
-		assembled = ChatTokens(tk, msgs)
-	}
-	serializeTime += time.Since(start) - fitTime
-
-	a := model.Assembly{
-		ConversationID: snap.ConversationID, Request: req, Messages: msgs, Included: included,
-		Tokens:        model.TokenCounts{Assembled: assembled, Baseline: snap.BaselineTokens + ReplyPriming, Budget: req.TokenBudget},
-		Omitted:       maps.Clone(j.settledOmitted),
-		PolicyVersion: v.ID, AssemblerVersion: AssemblerVersion,
-		TimingsMs: model.Timings{Graph: ms(graphTime), Policy: ms(policyTime), Serialize: ms(serializeTime)},
-		Settled:   j.settled,
-	}
-	if assembled > req.TokenBudget {
-		// The trim stopped with only protected records left, compacted as far as they go.
-		a.OverBudget, a.Tokens.Protected = true, assembled
-	}
-	if snap.StructurallyExcluded > 0 {
-		a.Omitted[model.ReasonBranchIneligible] = snap.StructurallyExcluded
-	}
-	a.Decisions = make([]model.Decision, n)
-	for k := range verdicts {
-		vd := &verdicts[k]
-		a.Decisions[k] = vd.Decision
-		if !vd.Included() && vd.Decision.Reason != model.ReasonBranchIneligible {
-			a.Omitted[vd.Decision.Reason]++
-		}
-	}
-	if req.Trace {
-		// Every omitted ref, in the candidates' order (Assemble keeps them only when asked).
-		for _, id := range snap.ExcludedRefs {
-			a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: id, Reason: model.ReasonBranchIneligible})
-		}
-		k := 0
-		for i := range j.verdicts {
-			vd := &j.verdicts[i]
-			if k < n && j.budgeted[k] == i {
-				vd = &verdicts[k]
-				k++
-			}
-			if !vd.Included() {
-				a.OmittedRefs = append(a.OmittedRefs, model.OmittedRef{Ref: vd.Candidate.ID, Reason: vd.Decision.Reason})
-			}
-		}
-	}
-	return a, nil
+// measure renders the draft as it stands and counts the request's tokens (policy.Fit's
+// measure): the lines whose form the budget changed are rendered again, the others keep
+// the judgement's text.
+func (d *draft) measure() int {
+	start := time.Now()
+	rerender(d.verdicts, d.texts, d.forms, d.provider, d.raw, d.names)
+	d.messages, d.included = render(d.verdicts, d.texts, d.head, d.rounds)
+	n := ChatTokens(d.tk, d.messages)
+	d.took += time.Since(start)
+	return n
 }
 
 // judge runs the policies over a snapshot's candidates, reads the raw bodies they selected
@@ -341,7 +365,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		duplicate := vd.Decision.Rule == "rehydration.raw_source_included"
+		duplicate := vd.RawDuplicate
 		if !vd.Included() && !duplicate {
 			j.settled = append(j.settled, vd.Decision)
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
@@ -356,13 +380,13 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			revived := *vd
 			revived.Decision.As = model.AsMemory
 			cost = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
-		case vd.Candidate.Kind == model.KindMessage:
+		case vd.Candidate.Type == model.TypeMessage:
 			m := chatMessage(vd.Candidate)
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
 		case policy.InToolRound(req, vd.Candidate):
 			// Sent as a native call of its round (rounds.render), with its result's message.
 			c := vd.Candidate
-			cost = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool, Arguments: roundArguments(c)}) + tokensPerMessage
+			cost = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool.Name, Arguments: roundArguments(c)}) + tokensPerMessage
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
 		default:
@@ -394,9 +418,9 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		_, inRound := member[i]
 		switch {
 		case !vd.Included():
-		case inRound || (vd.Candidate.Kind == model.KindToolCall && vd.Decision.As == model.AsMessage):
+		case inRound || (vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage):
 			// Sent in its tool round, after the window.
-		case vd.Candidate.Kind == model.KindMessage:
+		case vd.Candidate.Type == model.TypeMessage:
 			window = append(window, i)
 		default:
 			blocks = append(blocks, i)
@@ -440,7 +464,7 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 			default:
 				lines = append(lines, texts[i])
 			}
-			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 		}
 		if summary >= 0 {
 			lines[summary] = aggregateLine(aggregated)
@@ -449,7 +473,7 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 	}
 	for _, i := range window {
 		msgs = append(msgs, chatMessage(verdicts[i].Candidate))
-		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Kind, As: verdicts[i].Decision.As})
+		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 	}
 	if len(calls) > 0 {
 		msgs, included = rs.render(verdicts, texts, calls, member, msgs, included)
@@ -493,7 +517,7 @@ func formOf(vd *policy.Verdict) lineForm {
 func rerender(verdicts []policy.Verdict, texts []string, forms []lineForm, provider string, raw map[string]model.ArtifactRaw, names map[string]string) {
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if !vd.Included() || vd.Candidate.Kind == model.KindMessage {
+		if !vd.Included() || vd.Candidate.Type == model.TypeMessage {
 			continue
 		}
 		if f := formOf(vd); f != forms[i] {
@@ -501,34 +525,6 @@ func rerender(verdicts []policy.Verdict, texts []string, forms []lineForm, provi
 			forms[i] = f
 		}
 	}
-}
-
-// lowestPriority is the unprotected included record the budget gives up first.
-func lowestPriority(verdicts []policy.Verdict) int {
-	best := -1
-	for i := range verdicts {
-		vd := &verdicts[i]
-		if !vd.Included() || vd.Protected {
-			continue
-		}
-		if best < 0 || lowerPriority(vd, &verdicts[best]) {
-			best = i
-		}
-	}
-	return best
-}
-
-func lowerPriority(a, b *policy.Verdict) bool {
-	if a.Tier != b.Tier {
-		return a.Tier > b.Tier
-	}
-	if a.Relevance != b.Relevance {
-		return a.Relevance < b.Relevance
-	}
-	if a.Candidate.Depth != b.Candidate.Depth {
-		return a.Candidate.Depth > b.Candidate.Depth
-	}
-	return a.Candidate.Seq < b.Candidate.Seq
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -590,22 +586,22 @@ func (s *Service) Explain(ctx context.Context, accountID, assemblyID, ref string
 	return ex, nil
 }
 
-func typeOfLabel(label string) string {
+func typeOfLabel(label string) model.RecordType {
 	switch label {
 	case "Message":
-		return model.KindMessage
+		return model.TypeMessage
 	case "ToolCall":
-		return model.KindToolCall
+		return model.TypeToolCall
 	case "ToolArtifact":
-		return model.KindArtifact
+		return model.TypeArtifact
 	case "ToolMemory":
-		return model.KindMemory
+		return model.TypeMemory
 	case "Checkpoint":
-		return model.KindCheckpoint
+		return model.TypeCheckpoint
 	case "SkillState":
-		return model.KindSkills
+		return model.TypeSkills
 	}
-	return strings.ToLower(label)
+	return model.RecordType(strings.ToLower(label))
 }
 
 // recompute re-runs a recorded assembly under its recorded policy version, now and asOf,

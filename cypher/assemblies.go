@@ -51,8 +51,8 @@ func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs [
 // does not grow with the history behind it. (A switch, not a map: an assembly late in a long
 // conversation asks it of tens of thousands of settled decisions.)
 func storedDecision(d *model.Decision) bool {
-	switch d.Kind {
-	case "privacy", "routing", "freshness", "rehydration", "recovery":
+	switch d.Policy {
+	case model.PolicyPrivacy, model.PolicyRouting, model.PolicyFreshness, model.PolicyRehydration, model.PolicyRecovery:
 	default:
 		return false
 	}
@@ -83,7 +83,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			if !storedDecision(d) {
 				continue
 			}
-			key := [6]string{d.Type, d.Kind, d.Outcome, d.As, d.Reason, d.Rule}
+			key := [6]string{string(d.Type), string(d.Policy), d.Outcome, d.As, d.Reason, string(d.Rule)}
 			g, ok := groups[key]
 			if !ok {
 				g = &decisionGroup{key: key}
@@ -132,7 +132,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	// counts by reason (omittedWindow, ...), 0 included.
 	omitted := []map[string]any{}
 	if len(a.OmittedRefs) > 0 {
-		rules := make(map[string]string, len(a.OmittedRefs))
+		rules := make(map[string]model.Rule, len(a.OmittedRefs))
 		for d := range a.AllDecisions() {
 			rules[d.Ref] = d.Rule
 		}
@@ -142,7 +142,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 				rule = model.RuleBranchLineage
 			}
 			if eid := eids[o.Ref]; eid != "" {
-				omitted = append(omitted, map[string]any{"ref": o.Ref, "eid": eid, "reason": o.Reason, "rule": rule})
+				omitted = append(omitted, map[string]any{"ref": o.Ref, "eid": eid, "reason": o.Reason, "rule": string(rule)})
 			}
 		}
 	}
@@ -258,8 +258,8 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 			d := asProps(v)
 			for _, ref := range d.strs("refs") {
 				a.Decisions = append(a.Decisions, model.Decision{
-					Ref: ref, Kind: d.str("kind"), Outcome: d.str("outcome"), As: d.str("as"),
-					Reason: d.str("reason"), Rule: d.str("rule"),
+					Ref: ref, Policy: model.Policy(d.str("kind")), Outcome: d.str("outcome"), As: d.str("as"),
+					Reason: d.str("reason"), Rule: model.Rule(d.str("rule")),
 				})
 			}
 		}
@@ -294,8 +294,8 @@ func (s *Store) DecisionEdges(ctx context.Context, accountID, id string) ([]mode
 		}
 		out := make([]model.Decision, len(records))
 		for i, r := range records {
-			out[i] = model.Decision{Ref: strValue(r, "ref"), Kind: strValue(r, "kind"), Outcome: strValue(r, "outcome"),
-				As: strValue(r, "as"), Reason: strValue(r, "reason"), Rule: strValue(r, "rule")}
+			out[i] = model.Decision{Ref: strValue(r, "ref"), Policy: model.Policy(strValue(r, "kind")), Outcome: strValue(r, "outcome"),
+				As: strValue(r, "as"), Reason: strValue(r, "reason"), Rule: model.Rule(strValue(r, "rule"))}
 		}
 		return out, nil
 	})

@@ -368,26 +368,26 @@ func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, name
 	cands = make([]model.Candidate, 0, n+len(others))
 	for _, r := range byKind[recMessage] {
 		m := r.base
-		m.Depth, m.ParticipantName = depth[r.branchID], names[m.OwnerParticipantID]
+		m.Depth, m.Message.ParticipantName = depth[r.branchID], names[m.OwnerParticipantID]
 		cands = append(cands, m)
 		baseline += r.baseline
 	}
 	// A call's outcome is its latest artifact in the lineage.
 	outcomes := map[string][]*cachedRecord{}
 	for _, r := range byKind[recArtifact] {
-		outcomes[r.base.ToolCallID] = append(outcomes[r.base.ToolCallID], r)
+		outcomes[r.base.Artifact.ToolCallID] = append(outcomes[r.base.Artifact.ToolCallID], r)
 	}
 	retries := retriesOf(byKind[recCall])
 	for _, r := range byKind[recCall] {
 		call := r.base
-		call.Depth, call.RetriedBy = depth[r.branchID], retries[r.id]
+		call.Depth, call.Call.RetriedBy = depth[r.branchID], retries[r.id]
 		if outs := outcomes[r.id]; len(outs) > 0 {
 			for i := len(outs) - 1; i >= 0; i-- {
-				call.ArtifactIDs = append(call.ArtifactIDs, outs[i].id)
+				call.Call.ArtifactIDs = append(call.Call.ArtifactIDs, outs[i].id)
 			}
 			last := outs[len(outs)-1]
-			call.Status, call.ErrorCode, call.ErrorMessage = last.base.Status, last.base.ErrorCode, last.base.ErrorMessage
-			call.Retryable, call.Visibility = last.retryable, last.base.Visibility
+			call.Tool.Status, call.Tool.ErrorCode, call.Tool.ErrorMessage = last.base.Tool.Status, last.base.Tool.ErrorCode, last.base.Tool.ErrorMessage
+			call.Call.Retryable, call.Visibility = last.retryable, last.base.Visibility
 			call.PrivacyClass, call.SharedWith = last.base.PrivacyClass, last.base.SharedWith
 			promote(&call, last)
 		}
@@ -422,11 +422,11 @@ func lineageCandidates(c *conversationRecords, lin lineage, asOf time.Time, name
 		}
 		owner := runOwnership(&m, r)
 		promote(&m, r)
-		if ended := owner.endedAt; ended != nil && m.FreshnessClass == "session" && m.StaleAfter == nil {
+		if ended := owner.endedAt; ended != nil && m.Memory.FreshnessClass == "session" && m.Memory.StaleAfter == nil {
 			// A session memory lasts until the run that observed it ends.
-			m.StaleAfter = ended
+			m.Memory.StaleAfter = ended
 		}
-		m.SupersededBy, m.ConflictsWith = sorted(supersededBy[r.id]), sorted(conflicts[r.id])
+		m.Memory.SupersededBy, m.Memory.ConflictsWith = sorted(supersededBy[r.id]), sorted(conflicts[r.id])
 		cands = append(cands, m)
 	}
 	for _, r := range byKind[recCheckpoint] {
@@ -572,11 +572,11 @@ func retriesOf(calls []*cachedRecord) map[string][]string {
 	out := map[string][]string{}
 	same := map[string][]*cachedRecord{}
 	for _, r := range calls {
-		if of := r.base.RetryOf; of != "" {
+		if of := r.base.Call.RetryOf; of != "" {
 			out[of] = appendNew(out[of], r.id)
 		}
 		if sha := r.argumentsSha256; sha != "" {
-			key := r.base.RunID + "\x00" + r.base.Tool + "\x00" + sha
+			key := r.base.OwnerRunID + "\x00" + r.base.Tool.Name + "\x00" + sha
 			same[key] = append(same[key], r)
 		}
 	}
@@ -618,39 +618,42 @@ func baseCandidate(kind string, p props) model.Candidate {
 		CreatedAt: p.time("createdAt")}
 	switch kind {
 	case recMessage:
-		c.Kind, c.Visibility, c.Role = model.KindMessage, p.str("visibility"), p.str("role")
-		c.OwnerParticipantID, c.OwnerRunID, c.Content = p.str("participantId"), p.str("runId"), p.str("content")
+		c.Type, c.Visibility = model.TypeMessage, model.Visibility(p.str("visibility"))
+		c.OwnerParticipantID, c.OwnerRunID = p.str("participantId"), p.str("runId")
+		c.Message = model.MessageFacts{Role: p.str("role"), Content: p.str("content")}
 	case recCall:
-		c.Kind, c.Tool, c.CallID = model.KindToolCall, p.str("tool"), p.str("callId")
-		c.Arguments, c.ArgumentsRef, c.Status = p.str("arguments"), p.str("argumentsRef"), model.ToolCallPending
-		c.RetryOf, c.RunID, c.OwnerRunID = p.str("retryOf"), p.str("runId"), p.str("runId")
-		c.OwnerParticipantID = p.str("participantId")
+		c.Type, c.OwnerRunID, c.OwnerParticipantID = model.TypeToolCall, p.str("runId"), p.str("participantId")
+		c.Tool = model.ToolFacts{Name: p.str("tool"), Status: model.ToolPending}
+		c.Call = model.CallFacts{CallID: p.str("callId"), Arguments: p.str("arguments"), ArgumentsRef: p.str("argumentsRef"),
+			RetryOf: p.str("retryOf")}
 		// A call with no outcome yet has no artifact to carry its visibility: it is the
 		// requesting participant's own state.
-		c.Visibility = model.DefaultArtifactVisibility
+		c.Visibility = model.VisibilityParticipant
 	case recArtifact:
-		c.Kind, c.ToolCallID, c.Tool, c.Status = model.KindArtifact, p.str("toolCallId"), p.str("tool"), p.str("status")
-		c.ResultBytes, c.ArgsBytes = p.i64("resultBytes"), p.i64("argsBytes")
-		c.ErrorCode, c.ErrorMessage = p.str("errorCode"), p.str("errorMessage")
+		c.Type = model.TypeArtifact
+		c.Tool = model.ToolFacts{Name: p.str("tool"), Status: model.ToolStatus(p.str("status")),
+			ErrorCode: p.str("errorCode"), ErrorMessage: p.str("errorMessage")}
+		c.Artifact = model.ArtifactFacts{ToolCallID: p.str("toolCallId"), ResultBytes: p.i64("resultBytes"), ArgsBytes: p.i64("argsBytes")}
 		ownership(&c, p)
 	case recMemory:
-		c.Kind, c.MemoryKind, c.Summary, c.SafeSummary = model.KindMemory, p.str("kind"), p.str("summary"), p.str("safeSummary")
-		c.Data, c.Confidence, c.FreshnessClass = p.str("data"), p.float("confidence"), p.str("freshnessClass")
-		c.ObservedAt, c.StaleAfter, c.RevalidateWith = p.time("observedAt"), p.timePtr("staleAfter"), p.strs("revalidateWith")
-		c.SourceArtifactIDs, c.LiveSourceIDs = p.strs("sourceArtifactIds"), p.strs("liveSources")
+		c.Type = model.TypeMemory
+		c.Memory = model.MemoryFacts{Report: p.str("kind") == model.MemoryKindReport, Summary: p.str("summary"),
+			SafeSummary: p.str("safeSummary"), Data: p.str("data"), Confidence: p.float("confidence"),
+			FreshnessClass: p.str("freshnessClass"), ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"),
+			RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"), LiveSourceIDs: p.strs("liveSources")}
 		ownership(&c, p)
 	case recCheckpoint:
-		c.Kind, c.RunID, c.State = model.KindCheckpoint, p.str("runId"), p.str("state")
+		c.Type, c.RunState = model.TypeCheckpoint, model.RunStateFacts{RunID: p.str("runId"), State: p.str("state")}
 	case recSkills:
-		c.Kind, c.RunID = model.KindSkills, p.str("runId")
-		c.LoadedSkills, c.ActiveProfiles, c.DirectTools = p.strs("loadedSkills"), p.strs("activeProfiles"), p.strs("directTools")
+		c.Type, c.RunState = model.TypeSkills, model.RunStateFacts{RunID: p.str("runId"), LoadedSkills: p.strs("loadedSkills"),
+			ActiveProfiles: p.strs("activeProfiles"), DirectTools: p.strs("directTools")}
 	}
 	return c
 }
 
 // ownership fills the fields every tool-derived record carries.
 func ownership(c *model.Candidate, p props) {
-	c.Visibility = p.str("visibility")
+	c.Visibility = model.Visibility(p.str("visibility"))
 	c.OwnerParticipantID = p.str("ownerParticipantId")
 	c.OwnerRunID = p.str("ownerRunId")
 	c.SharedWith = p.strs("sharedWith")

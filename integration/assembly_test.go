@@ -314,11 +314,11 @@ func TestAssemblyEdgesMatchTheRecord(t *testing.T) {
 	}
 }
 
-// decisionsOf lists decisions as "ref kind outcome rule", sorted.
+// decisionsOf lists decisions as "ref policy outcome rule", sorted.
 func decisionsOf(ds []model.Decision) []string {
 	var out []string
 	for _, d := range ds {
-		out = append(out, d.Ref+" "+d.Kind+" "+d.Outcome+" "+d.Rule)
+		out = append(out, d.Ref+" "+string(d.Policy)+" "+d.Outcome+" "+string(d.Rule))
 	}
 	slices.Sort(out)
 	return out

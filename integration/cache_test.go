@@ -376,7 +376,7 @@ func TestAncestorWritesPastTheForkKeepTheView(t *testing.T) {
 		var kinds []string
 		for _, d := range rec.Decisions {
 			if d.Ref == w.call {
-				kinds = append(kinds, d.Kind+"/"+d.Outcome+"/"+d.Rule)
+				kinds = append(kinds, string(d.Policy)+"/"+d.Outcome+"/"+string(d.Rule))
 			}
 		}
 		if len(kinds) != 1 || !strings.HasPrefix(kinds[0], "recovery/included/") {

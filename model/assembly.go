@@ -39,9 +39,39 @@ const (
 	ReasonBudget           = "budget"
 )
 
+// Rule names the rule of a policy that made a decision, as decisions, explanations and
+// the graph report it: a rule id (the policy, a dot, the case), or several joined by "+"
+// when later rules refined the first (a recovery item compacted for the budget). The ids
+// are listed in policy and docs/assembly.md; their text is part of the contract.
+type Rule string
+
+// And is the rule r refined by a later rule.
+func (r Rule) And(later Rule) Rule { return r + "+" + later }
+
 // RuleBranchLineage is the rule of every branch_ineligible omission: the record is not in
 // the assembled branch's lineage.
-const RuleBranchLineage = "visibility.branch_lineage"
+const RuleBranchLineage Rule = "visibility.branch_lineage"
+
+// Policy names the policy of DESIGN §4 that made a decision (a PolicyDecision's `kind`).
+type Policy string
+
+// The policies that decide about records, as their decisions name them.
+const (
+	PolicyVisibility   Policy = "visibility"
+	PolicyPrivacy      Policy = "privacy"
+	PolicyRouting      Policy = "routing"
+	PolicyProvenance   Policy = "provenance"
+	PolicySupersession Policy = "supersession"
+	PolicyFreshness    Policy = "freshness"
+	PolicyRecovery     Policy = "recovery"
+	PolicyRehydration  Policy = "rehydration"
+	PolicyWindow       Policy = "window"
+	PolicyConflict     Policy = "conflict"
+	PolicyMemory       Policy = "memory"
+	PolicyCheckpoint   Policy = "checkpoint"
+	PolicySkills       Policy = "skills"
+	PolicyBudget       Policy = "budget"
+)
 
 // OmittedCountProperty names the ContextAssembly property that counts the assembly's
 // omissions for reason: omittedWindow for window, omittedBranchIneligible for
@@ -60,16 +90,6 @@ func OmittedCountProperty(reason string) string {
 // OmissionReasons lists the reasons in precedence order.
 var OmissionReasons = []string{ReasonBranchIneligible, ReasonAuditOnly, ReasonNotPromoted, ReasonParticipant,
 	ReasonPrivacy, ReasonProvenanceBroken, ReasonSuperseded, ReasonStale, ReasonDuplicate, ReasonWindow, ReasonBudget}
-
-// Candidate kinds: the node types an assembly judges.
-const (
-	KindMessage    = "message"
-	KindToolCall   = "tool_call"
-	KindArtifact   = "artifact"
-	KindMemory     = "memory"
-	KindCheckpoint = "checkpoint"
-	KindSkills     = "skill_state"
-)
 
 // AssemblyRequest asks what the next model call of a participant on a branch sees.
 type AssemblyRequest struct {
@@ -99,69 +119,6 @@ type AssemblyRequest struct {
 	Fresh bool `json:"-"`
 }
 
-// Candidate is one record of the active lineage (or a conversation-visible record of another
-// branch) with what the policies need to judge it. Raw payload bodies are never part of it;
-// arguments are present only for unresolved calls and the assembly run's own calls.
-type Candidate struct {
-	Kind      string    `json:"kind"`
-	ID        string    `json:"id"`
-	BranchID  string    `json:"branchId"`
-	Seq       int64     `json:"seq"`
-	Depth     int64     `json:"depth"`
-	InLineage bool      `json:"inLineage"`
-	CreatedAt time.Time `json:"createdAt"`
-
-	Visibility         string   `json:"visibility,omitempty"`
-	OwnerParticipantID string   `json:"ownerParticipantId,omitempty"`
-	OwnerRunID         string   `json:"ownerRunId,omitempty"`
-	OwnerRunParentID   string   `json:"ownerRunParentId,omitempty"`
-	OwnerRunStatus     string   `json:"ownerRunStatus,omitempty"`
-	SharedWith         []string `json:"sharedWith,omitempty"`
-	Promoted           bool     `json:"promoted,omitempty"`
-	PromotedTo         string   `json:"promotedToParticipantId,omitempty"`
-	PrivacyClass       string   `json:"privacyClass,omitempty"`
-
-	Role            string `json:"role,omitempty"`
-	Content         string `json:"content,omitempty"`
-	ParticipantName string `json:"participantName,omitempty"`
-
-	Tool         string   `json:"tool,omitempty"`
-	CallID       string   `json:"callId,omitempty"`
-	Arguments    string   `json:"arguments,omitempty"`
-	ArgumentsRef string   `json:"argumentsRef,omitempty"`
-	Status       string   `json:"status,omitempty"`
-	ErrorCode    string   `json:"errorCode,omitempty"`
-	ErrorMessage string   `json:"errorMessage,omitempty"`
-	Retryable    bool     `json:"retryable,omitempty"`
-	RetryOf      string   `json:"retryOf,omitempty"`
-	RetriedBy    []string `json:"retriedBy,omitempty"`
-	ArtifactIDs  []string `json:"artifactIds,omitempty"`
-
-	ToolCallID  string `json:"toolCallId,omitempty"`
-	ResultBytes int64  `json:"resultBytes,omitempty"`
-	ArgsBytes   int64  `json:"argsBytes,omitempty"`
-
-	MemoryKind        string     `json:"memoryKind,omitempty"`
-	Summary           string     `json:"summary,omitempty"`
-	SafeSummary       string     `json:"safeSummary,omitempty"`
-	Data              string     `json:"data,omitempty"`
-	Confidence        *float64   `json:"confidence,omitempty"`
-	FreshnessClass    string     `json:"freshnessClass,omitempty"`
-	ObservedAt        time.Time  `json:"observedAt,omitempty"`
-	StaleAfter        *time.Time `json:"staleAfter,omitempty"`
-	RevalidateWith    []string   `json:"revalidateWith,omitempty"`
-	SourceArtifactIDs []string   `json:"sourceArtifactIds,omitempty"`
-	LiveSourceIDs     []string   `json:"liveSourceIds,omitempty"`
-	SupersededBy      []string   `json:"supersededBy,omitempty"`
-	ConflictsWith     []string   `json:"conflictsWith,omitempty"`
-
-	State          string   `json:"state,omitempty"`
-	RunID          string   `json:"runId,omitempty"`
-	LoadedSkills   []string `json:"loadedSkills,omitempty"`
-	ActiveProfiles []string `json:"activeProfiles,omitempty"`
-	DirectTools    []string `json:"directTools,omitempty"`
-}
-
 // Snapshot is what one lineage traversal returns: the candidates in lineage order (ancestors
 // first, each branch by seq) and what the traversal excluded structurally.
 type Snapshot struct {
@@ -188,9 +145,9 @@ type Snapshot struct {
 
 // IncludedItem is one record serialised into an assembly.
 type IncludedItem struct {
-	Ref  string `json:"ref"`
-	Type string `json:"type"`
-	As   string `json:"as"`
+	Ref  string     `json:"ref"`
+	Type RecordType `json:"type"`
+	As   string     `json:"as"`
 }
 
 // OmittedRef is one record left out, with the first reason that excluded it.
@@ -220,13 +177,13 @@ type ChatToolCall struct {
 
 // Decision is one policy decision about one record.
 type Decision struct {
-	Ref     string `json:"ref"`
-	Type    string `json:"type"`
-	Kind    string `json:"kind"`
-	Outcome string `json:"outcome"`
-	As      string `json:"as,omitempty"`
-	Reason  string `json:"reason"`
-	Rule    string `json:"rule"`
+	Ref     string     `json:"ref"`
+	Type    RecordType `json:"type"`
+	Policy  Policy     `json:"kind"`
+	Outcome string     `json:"outcome"`
+	As      string     `json:"as,omitempty"`
+	Reason  string     `json:"reason"`
+	Rule    Rule       `json:"rule"`
 	// Bulk marks a decision that did not shape the request (say, a restricted raw body the
 	// request had no need of): it is counted on the assembly, not stored as a
 	// PolicyDecision node, and explain recomputes it.
@@ -347,11 +304,11 @@ type PathStep struct {
 type Explanation struct {
 	AssemblyID     string     `json:"assemblyId"`
 	Ref            string     `json:"ref"`
-	Type           string     `json:"type"`
+	Type           RecordType `json:"type"`
 	Outcome        string     `json:"outcome"`
 	As             string     `json:"as,omitempty"`
 	Reason         string     `json:"reason"`
-	Rule           string     `json:"rule"`
+	Rule           Rule       `json:"rule"`
 	PolicyVersion  string     `json:"policyVersion"`
 	ProvenancePath []PathStep `json:"provenancePath"`
 }

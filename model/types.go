@@ -14,8 +14,8 @@ var (
 	MessageRoles       = []string{"user", "assistant", "system"}
 	RuntimeKinds       = []string{"chat", "multi_model", "discussion", "subagent", "parent_resume", "scheduled", "branch_submission"}
 	RunEndStatuses     = []string{"completed", "failed", "timed_out"}
-	ToolResultStatuses = []string{"succeeded", "failed", "deferred", "pending", "cancelled"}
-	Visibilities       = []string{"participant", "branch", "conversation", "audit"}
+	ToolResultStatuses = []string{string(ToolSucceeded), string(ToolFailed), string(ToolDeferred), string(ToolPending), string(ToolCancelled)}
+	Visibilities       = []string{string(VisibilityParticipant), string(VisibilityBranch), string(VisibilityConversation), string(VisibilityAudit)}
 	FreshnessClasses   = []string{"volatile", "session", "bounded", "durable", "permanent"}
 	// PrivacyClasses lists the classes in order of restriction, least first. A class outside
 	// this list is accepted and treated as the most restrictive of all (fail closed).
@@ -24,12 +24,12 @@ var (
 
 // Defaults applied when a write leaves the field out.
 const (
-	DefaultArtifactVisibility = "participant"
-	DefaultMessageVisibility  = "branch"
+	DefaultArtifactVisibility = string(VisibilityParticipant)
+	DefaultMessageVisibility  = string(VisibilityBranch)
 	DefaultPrivacyClass       = "user_private"
 	DefaultFreshnessClass     = "bounded"
 	RunStatusRunning          = "running"
-	ToolCallPending           = "pending"
+	ToolCallPending           = string(ToolPending)
 	MemoryKindTool            = "tool"
 	MemoryKindReport          = "promoted_report"
 )

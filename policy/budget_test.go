@@ -24,20 +24,21 @@ type fitItem struct {
 func conf(f float64) *float64 { return &f }
 
 func (it fitItem) verdict() Verdict {
-	kind := model.KindMemory
+	kind := model.TypeMemory
 	as := model.AsMemory
 	switch it.tier {
 	case TierProtected:
-		kind, as = model.KindToolCall, model.AsRecovery
+		kind, as = model.TypeToolCall, model.AsRecovery
 	case TierWindow:
-		kind, as = model.KindMessage, model.AsMessage
+		kind, as = model.TypeMessage, model.AsMessage
 	case TierEvidence:
-		kind, as = model.KindArtifact, model.AsRaw
+		kind, as = model.TypeArtifact, model.AsRaw
 	case TierRuntime:
-		kind, as = model.KindCheckpoint, model.AsCheckpoint
+		kind, as = model.TypeCheckpoint, model.AsCheckpoint
 	}
-	c := model.Candidate{Kind: kind, ID: it.id, Seq: it.seq, Depth: it.depth, InLineage: true, Confidence: it.confidence}
-	return Verdict{Candidate: &c, Decision: include(&c, as, "test", "test.included", ""), Tier: it.tier,
+	c := model.Candidate{Type: kind, ID: it.id, Seq: it.seq, Depth: it.depth, InLineage: true,
+		Memory: model.MemoryFacts{Confidence: it.confidence}}
+	return Verdict{Candidate: &c, Decision: include(&c, "test", "test.included", as, ""), Tier: it.tier,
 		Protected: it.protected, Relevance: it.relevance}
 }
 
@@ -49,7 +50,7 @@ func TestFit(t *testing.T) {
 		budget int
 		// wantBudget maps each record omitted for the budget to its rule; every other
 		// record stays included.
-		wantBudget map[string]string
+		wantBudget map[string]model.Rule
 		wantUsed   int
 	}{
 		{
@@ -70,7 +71,7 @@ func TestFit(t *testing.T) {
 				{id: "m", tier: TierMemory, seq: 2, cost: 1},
 			},
 			fixed: 10, budget: 100,
-			wantBudget: map[string]string{"w": "budget.tier_window", "m": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"w": "budget.tier_window", "m": "budget.tier_memories"},
 			wantUsed:   560,
 		},
 		{
@@ -79,7 +80,7 @@ func TestFit(t *testing.T) {
 				{id: "w", tier: TierWindow, seq: 1, cost: 10},
 			},
 			fixed: 95, budget: 100,
-			wantBudget: map[string]string{"w": "budget.tier_window"},
+			wantBudget: map[string]model.Rule{"w": "budget.tier_window"},
 			wantUsed:   95,
 		},
 		{
@@ -91,7 +92,7 @@ func TestFit(t *testing.T) {
 				{id: "m", tier: TierMemory, seq: 4, cost: 5},
 			},
 			budget:     20,
-			wantBudget: map[string]string{"w2": "budget.tier_window", "w1": "budget.tier_window"},
+			wantBudget: map[string]model.Rule{"w2": "budget.tier_window", "w1": "budget.tier_window"},
 			wantUsed:   15,
 		},
 		{
@@ -101,7 +102,7 @@ func TestFit(t *testing.T) {
 				{id: "branch", tier: TierWindow, seq: 1, depth: 0, cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"ancestor": "budget.tier_window"},
+			wantBudget: map[string]model.Rule{"ancestor": "budget.tier_window"},
 			wantUsed:   10,
 		},
 		{
@@ -113,7 +114,7 @@ func TestFit(t *testing.T) {
 				{id: "w", tier: TierWindow, seq: 4, cost: 10},
 			},
 			budget:     20,
-			wantBudget: map[string]string{"r": "budget.tier_runtime_state", "m": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"r": "budget.tier_runtime_state", "m": "budget.tier_memories"},
 			wantUsed:   20,
 		},
 		{
@@ -122,7 +123,7 @@ func TestFit(t *testing.T) {
 				{id: "e", tier: TierEvidence, seq: 1, cost: 30},
 			},
 			budget:     20,
-			wantBudget: map[string]string{"e": "budget.tier_evidence"},
+			wantBudget: map[string]model.Rule{"e": "budget.tier_evidence"},
 			wantUsed:   0,
 		},
 		{
@@ -132,7 +133,7 @@ func TestFit(t *testing.T) {
 				{id: "irrelevant-new", tier: TierMemory, seq: 9, relevance: 0, cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"irrelevant-new": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"irrelevant-new": "budget.tier_memories"},
 			wantUsed:   10,
 		},
 		{
@@ -142,7 +143,7 @@ func TestFit(t *testing.T) {
 				{id: "new", tier: TierMemory, seq: 2, relevance: 1, confidence: conf(0.1), cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"old": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"old": "budget.tier_memories"},
 			wantUsed:   10,
 		},
 		{
@@ -152,7 +153,7 @@ func TestFit(t *testing.T) {
 				{id: "branch", tier: TierMemory, seq: 1, depth: 0, cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"ancestor": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"ancestor": "budget.tier_memories"},
 			wantUsed:   10,
 		},
 		{
@@ -162,7 +163,7 @@ func TestFit(t *testing.T) {
 				{id: "sure", tier: TierMemory, seq: 1, confidence: conf(0.9), cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"unsure": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"unsure": "budget.tier_memories"},
 			wantUsed:   10,
 		},
 		{
@@ -173,7 +174,7 @@ func TestFit(t *testing.T) {
 				{id: "high", tier: TierMemory, seq: 1, confidence: conf(0.6), cost: 10},
 			},
 			budget:     20,
-			wantBudget: map[string]string{"low": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"low": "budget.tier_memories"},
 			wantUsed:   20,
 		},
 		{
@@ -183,7 +184,7 @@ func TestFit(t *testing.T) {
 				{id: "m-a", tier: TierMemory, seq: 1, cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"m-b": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"m-b": "budget.tier_memories"},
 			wantUsed:   10,
 		},
 		{
@@ -193,7 +194,7 @@ func TestFit(t *testing.T) {
 				{id: "w-b", tier: TierWindow, seq: 1, cost: 10},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"w-a": "budget.tier_window"},
+			wantBudget: map[string]model.Rule{"w-a": "budget.tier_window"},
 			wantUsed:   10,
 		},
 		{
@@ -203,7 +204,7 @@ func TestFit(t *testing.T) {
 				{id: "small", tier: TierMemory, seq: 2, relevance: 1, cost: 5},
 			},
 			budget:     10,
-			wantBudget: map[string]string{"big": "budget.tier_memories"},
+			wantBudget: map[string]model.Rule{"big": "budget.tier_memories"},
 			wantUsed:   5,
 		},
 	}
@@ -214,7 +215,7 @@ func TestFit(t *testing.T) {
 			for i, it := range tc.items {
 				vds[i], costs[i] = it.verdict(), it.cost
 			}
-			used := Fit(vds, costs, tc.fixed, tc.budget)
+			used := fill(vds, costs, tc.fixed, tc.budget)
 			if used != tc.wantUsed {
 				t.Errorf("got %d tokens used, want %d", used, tc.wantUsed)
 			}
@@ -227,8 +228,61 @@ func TestFit(t *testing.T) {
 				case !dropped && !vd.Included():
 					t.Errorf("%s: got omitted reason %q rule %q, want included", id, vd.Decision.Reason, vd.Decision.Rule)
 				}
-				if dropped && vd.Decision.Kind != "budget" {
-					t.Errorf("%s: got decision kind %q, want %q", id, vd.Decision.Kind, "budget")
+				if dropped && vd.Decision.Policy != model.PolicyBudget {
+					t.Errorf("%s: got decision policy %q, want %q", id, vd.Decision.Policy, model.PolicyBudget)
+				}
+			}
+		})
+	}
+}
+
+// TestFitTrimsInTheOrderItFills: when the whole request counts more than the sum of its
+// costs, the final trim gives up first the record that fill would have left out first,
+// down to the last tiebreaks (confidence, then id), whatever the verdicts' order.
+func TestFitTrimsInTheOrderItFills(t *testing.T) {
+	shared := func(id string, c float64) fitItem {
+		// Conversation-visible memories of two other branches can share depth and seq.
+		return fitItem{id: id, tier: TierMemory, depth: -1, seq: 1, confidence: conf(c), cost: 10}
+	}
+	cases := []struct {
+		name     string
+		items    []fitItem
+		wantTrim string
+	}{
+		{"a lower confidence goes first", []fitItem{shared("m-b", 0.9), shared("m-a", 0.3), shared("m-c", 0.9)}, "m-a"},
+		{"at equal confidence the larger id goes first", []fitItem{shared("m-b", 0.9), shared("m-c", 0.9)}, "m-c"},
+		{"a memory before evidence", []fitItem{{id: "e", tier: TierEvidence, seq: 9, cost: 10}, shared("m-b", 0.9)}, "m-b"},
+		{"the oldest turn of the window first", []fitItem{{id: "w2", tier: TierWindow, seq: 2, cost: 10}, {id: "w1", tier: TierWindow, seq: 1, cost: 10}}, "w1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vds := make([]Verdict, len(tc.items))
+			costs := make([]int, len(tc.items))
+			budget := 0
+			for i, it := range tc.items {
+				vds[i], costs[i] = it.verdict(), it.cost
+				budget += it.cost
+			}
+			// Joined, the lines count one token more than their costs: one record must go.
+			measure := func() int {
+				n := 1
+				for i := range vds {
+					if vds[i].Included() {
+						n += costs[i]
+					}
+				}
+				return n
+			}
+			if got, want := Fit(vds, costs, costs, 0, budget, measure), budget-10+1; got != want {
+				t.Errorf("got %d tokens, want %d", got, want)
+			}
+			for _, vd := range vds {
+				trimmed := vd.Candidate.ID == tc.wantTrim
+				if trimmed != !vd.Included() {
+					t.Errorf("%s: got included %v, want %v", vd.Candidate.ID, vd.Included(), !trimmed)
+				}
+				if trimmed && vd.Decision.Rule != "budget.final_fit" {
+					t.Errorf("%s: got rule %q, want %q", vd.Candidate.ID, vd.Decision.Rule, "budget.final_fit")
 				}
 			}
 		})
@@ -236,9 +290,9 @@ func TestFit(t *testing.T) {
 }
 
 func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
-	c := model.Candidate{Kind: model.KindMemory, ID: "old"}
-	vds := []Verdict{{Candidate: &c, Decision: omit(&c, "supersession", model.ReasonSuperseded, "supersession.replaced_by_eligible"), Tier: tierNone}}
-	used := Fit(vds, []int{1000}, 3, 10)
+	c := model.Candidate{Type: model.TypeMemory, ID: "old"}
+	vds := []Verdict{{Candidate: &c, Decision: omit(&c, model.PolicySupersession, RuleReplacedByEligible, model.ReasonSuperseded), Tier: tierNone}}
+	used := fill(vds, []int{1000}, 3, 10)
 	if used != 3 {
 		t.Errorf("got %d tokens used, want %d (an omitted record costs nothing)", used, 3)
 	}
@@ -255,7 +309,7 @@ func judgeAndFit(t *testing.T, req Request, cands []model.Candidate, cost map[st
 	for i, vd := range vds {
 		costs[i] = cost[vd.Candidate.ID]
 	}
-	Fit(vds, costs, 0, budget)
+	fill(vds, costs, 0, budget)
 	out := map[string]model.Decision{}
 	for _, vd := range vds {
 		out[vd.Candidate.ID] = vd.Decision
@@ -300,9 +354,9 @@ func TestFitLoneConflictSurvivor(t *testing.T) {
 
 	req := baseRequest()
 	cands := []model.Candidate{
-		message("u1", 1, "user", func(c *model.Candidate) { c.Content = "hotel prices" }),
-		memory("m1", 2, conflictsWith("m2"), func(c *model.Candidate) { c.Summary = "hotel prices are high" }),
-		memory("m2", 3, conflictsWith("m1"), func(c *model.Candidate) { c.Summary = "rooms are cheap" }),
+		message("u1", 1, "user", func(c *model.Candidate) { c.Message.Content = "hotel prices" }),
+		memory("m1", 2, conflictsWith("m2"), func(c *model.Candidate) { c.Memory.Summary = "hotel prices are high" }),
+		memory("m2", 3, conflictsWith("m1"), func(c *model.Candidate) { c.Memory.Summary = "rooms are cheap" }),
 	}
 	got := judgeAndFit(t, req, cands, map[string]int{"u1": 5, "m1": 10, "m2": 10}, 15)
 	if d := got["m2"]; d.Reason != model.ReasonBudget {
@@ -315,9 +369,10 @@ func TestFitLoneConflictSurvivor(t *testing.T) {
 
 func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 	mk := func(id string, seq int64) Verdict {
-		c := model.Candidate{Kind: model.KindToolCall, ID: id, Seq: seq, InLineage: true, Status: "pending", Tool: "t"}
+		c := model.Candidate{Type: model.TypeToolCall, ID: id, Seq: seq, InLineage: true,
+			Tool: model.ToolFacts{Name: "t", Status: model.ToolPending}}
 		return Verdict{Candidate: &c, Protected: true, Tier: TierProtected,
-			Decision: model.Decision{Ref: id, Type: c.Kind, Outcome: OutcomeIncluded, As: model.AsRecovery, Rule: "recovery.unresolved_pending"}}
+			Decision: model.Decision{Ref: id, Type: c.Type, Outcome: OutcomeIncluded, As: model.AsRecovery, Rule: "recovery.unresolved_pending"}}
 	}
 	cases := []struct {
 		name        string
@@ -335,7 +390,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			vs := []Verdict{mk("c3", 3), mk("c1", 1), mk("c2", 2)}
 			costs := []int{100, 100, 100}
 			compact := []int{20, 20, 20}
-			total := CompactRecovery(vs, costs, compact, 10, tc.budget)
+			total := compactRecovery(vs, costs, compact, 10, tc.budget)
 			if total != tc.wantTotal {
 				t.Errorf("got total %d, want %d", total, tc.wantTotal)
 			}
@@ -357,7 +412,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 		vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
 		costs, compact = append(costs, 100), append(compact, 30)
 	}
-	if total := CompactRecovery(vs, costs, compact, 10, 250); total != 10+5*30+AggregateReserve {
+	if total := compactRecovery(vs, costs, compact, 10, 250); total != 10+5*30+AggregateReserve {
 		t.Errorf("got total %d, want %d", total, 10+5*30+AggregateReserve)
 	}
 	for i, vd := range vs {
@@ -365,7 +420,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			t.Errorf("%s: included %v compact %v aggregated %v; want included, compact, aggregated %v",
 				vd.Candidate.ID, vd.Included(), vd.Compact, vd.Aggregated, i < 5)
 		}
-		if vd.Aggregated && !strings.HasSuffix(vd.Decision.Rule, "+budget.recovery_aggregated") {
+		if vd.Aggregated && !strings.HasSuffix(string(vd.Decision.Rule), "+budget.recovery_aggregated") {
 			t.Errorf("%s: rule %q does not say it was aggregated", vd.Candidate.ID, vd.Decision.Rule)
 		}
 	}
@@ -381,7 +436,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
 			costs, compact = append(costs, 100), append(compact, 30)
 		}
-		CompactRecovery(vs, costs, compact, 10, tc.budget)
+		compactRecovery(vs, costs, compact, 10, tc.budget)
 		aggregated := 0
 		for _, vd := range vs[1:] {
 			if vd.Aggregated {

@@ -51,12 +51,15 @@ type Verdict struct {
 	// ArgsWithheld is set on recovery items whose arguments the provider may not receive.
 	ArgsWithheld bool
 	// Compact is set on recovery items shown in their compact form because protected state
-	// alone would overflow the budget (CompactRecovery).
+	// alone would overflow the budget (Fit).
 	Compact bool
 	// Aggregated is set on compact recovery items that even one line each would not fit:
 	// they are still included, counted in one summary line of older open calls per tool,
 	// status and error code.
 	Aggregated bool
+	// RawDuplicate is set on a memory left out because the raw bodies of all its live
+	// sources are included: the budget brings it back when it trims one of them.
+	RawDuplicate bool
 	// CarriesAnswer is set on the artifact that holds a pending or deferred call's answer
 	// so far (an envelope id, a job handle, a picker session): recovery state, never
 	// trimmed, shown in its call's recovery line, raw or as a reference.
@@ -84,12 +87,14 @@ const (
 	OutcomeOmitted  = "omitted"
 )
 
-func include(c *model.Candidate, as, kind, rule, reason string) model.Decision {
-	return model.Decision{Ref: c.ID, Type: c.Kind, Kind: kind, Outcome: OutcomeIncluded, As: as, Reason: reason, Rule: rule}
+// include is the decision of policy, by rule, to include a record as `as`, and why.
+func include(c *model.Candidate, policy model.Policy, rule model.Rule, as, why string) model.Decision {
+	return model.Decision{Ref: c.ID, Type: c.Type, Policy: policy, Outcome: OutcomeIncluded, As: as, Reason: why, Rule: rule}
 }
 
-func omit(c *model.Candidate, kind, reason, rule string) model.Decision {
-	return model.Decision{Ref: c.ID, Type: c.Kind, Kind: kind, Outcome: OutcomeOmitted, Reason: reason, Rule: rule}
+// omit is the decision of policy, by rule, to leave a record out for reason.
+func omit(c *model.Candidate, policy model.Policy, rule model.Rule, reason string) model.Decision {
+	return model.Decision{Ref: c.ID, Type: c.Type, Policy: policy, Outcome: OutcomeOmitted, Reason: reason, Rule: rule}
 }
 
 // Judge applies every policy of DESIGN §4 to the candidates of one snapshot, in order:
@@ -122,15 +127,15 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	latestCheckpoint, latestSkills := latestRunState(req, cands)
 	relevanceTerms := map[string]bool{}
 	if i, ok := byID[current]; ok {
-		relevanceTerms = terms(cands[i].Content)
+		relevanceTerms = terms(cands[i].Message.Content)
 	}
 
 	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
 	// the request names them.
 	summarised := map[string]bool{}
 	for i := range cands {
-		if cands[i].Kind == model.KindMemory && visible[i] {
-			for _, src := range cands[i].LiveSourceIDs {
+		if cands[i].Type == model.TypeMemory && visible[i] {
+			for _, src := range cands[i].Memory.LiveSourceIDs {
 				summarised[src] = true
 			}
 		}
@@ -142,9 +147,9 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	// Calls and artifacts before memories: a memory is a duplicate of a raw artifact that is
 	// included, and a failed artifact is represented by its call's recovery item.
 	order := make([]int, 0, len(cands))
-	for _, kind := range []string{model.KindToolCall, model.KindArtifact, model.KindMessage, model.KindCheckpoint, model.KindSkills, model.KindMemory} {
+	for _, typ := range []model.RecordType{model.TypeToolCall, model.TypeArtifact, model.TypeMessage, model.TypeCheckpoint, model.TypeSkills, model.TypeMemory} {
 		for i := range cands {
-			if cands[i].Kind == kind {
+			if cands[i].Type == typ {
 				order = append(order, i)
 			}
 		}
@@ -155,32 +160,32 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 		if !visible[i] && !recoveryForParent(req, c) {
 			continue
 		}
-		switch c.Kind {
-		case model.KindToolCall:
+		switch c.Type {
+		case model.TypeToolCall:
 			*vd = judgeCall(v, req, c, vd.Decision)
 			if vd.Included() && vd.Decision.As == model.AsRecovery {
 				recoveryCalls[c.ID] = true
 			}
-		case model.KindArtifact:
+		case model.TypeArtifact:
 			*vd = judgeArtifact(v, req, c, recoveryCalls, summarised, &rawBytes)
 			if vd.Included() && vd.Decision.As == model.AsRaw {
 				rawArtifacts[c.ID] = true
 			}
-		case model.KindMessage:
+		case model.TypeMessage:
 			*vd = judgeMessage(req, c, window, current)
-		case model.KindCheckpoint:
-			*vd = judgeRunState(c, latestCheckpoint, model.AsCheckpoint, "checkpoint")
-		case model.KindSkills:
-			*vd = judgeRunState(c, latestSkills, model.AsSkills, "skills")
-		case model.KindMemory:
+		case model.TypeCheckpoint:
+			*vd = judgeRunState(c, latestCheckpoint, checkpointState)
+		case model.TypeSkills:
+			*vd = judgeRunState(c, latestSkills, skillsState)
+		case model.TypeMemory:
 			*vd = judgeMemory(v, req, c, eligible, rawArtifacts)
-			vd.Relevance = overlap(relevanceTerms, c.Summary)
+			vd.Relevance = overlap(relevanceTerms, c.Memory.Summary)
 		}
 	}
 	for i := range verdicts {
 		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() {
-			if k, ok := byID[vd.Candidate.ToolCallID]; ok {
-				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.ResultBytes}
+			if k, ok := byID[vd.Candidate.Artifact.ToolCallID]; ok {
+				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
 			}
 		}
 	}
@@ -193,27 +198,27 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 // private state are excluded, each with its reason. ok is true when the record is excluded.
 func Ownership(req Request, c *model.Candidate) (model.Decision, bool) {
 	switch {
-	case !c.InLineage && c.Visibility != "conversation":
-		return omit(c, "visibility", model.ReasonBranchIneligible, model.RuleBranchLineage), true
-	case c.Visibility == "audit":
-		return omit(c, "visibility", model.ReasonAuditOnly, "visibility.audit_only"), true
-	case c.Kind == model.KindMessage:
-		if c.Visibility == "participant" && c.OwnerParticipantID != "" && c.OwnerParticipantID != req.ParticipantID {
-			return omit(c, "visibility", model.ReasonParticipant, "visibility.participant_private"), true
+	case !c.InLineage && c.Visibility != model.VisibilityConversation:
+		return omit(c, model.PolicyVisibility, model.RuleBranchLineage, model.ReasonBranchIneligible), true
+	case c.Visibility == model.VisibilityAudit:
+		return omit(c, model.PolicyVisibility, RuleAuditOnly, model.ReasonAuditOnly), true
+	case c.Type == model.TypeMessage:
+		if c.Visibility == model.VisibilityParticipant && c.OwnerParticipantID != "" && c.OwnerParticipantID != req.ParticipantID {
+			return omit(c, model.PolicyVisibility, RuleParticipantPrivate, model.ReasonParticipant), true
 		}
 		return model.Decision{}, false
-	case c.Kind == model.KindCheckpoint || c.Kind == model.KindSkills:
+	case c.Type == model.TypeCheckpoint || c.Type == model.TypeSkills:
 		return model.Decision{}, false
 	}
 	ownRun := req.RunID != "" && req.RunID == c.OwnerRunID
 	if c.OwnerRunParentID != "" && !c.Promoted && !ownRun && !(req.RunID == "" && req.ParticipantID == c.OwnerParticipantID) {
-		return omit(c, "visibility", model.ReasonNotPromoted, "visibility.child_not_promoted"), true
+		return omit(c, model.PolicyVisibility, RuleChildNotPromoted, model.ReasonNotPromoted), true
 	}
-	if c.Visibility == "participant" || c.Visibility == "" {
+	if c.Visibility == model.VisibilityParticipant || c.Visibility == "" {
 		shared := c.OwnerParticipantID == req.ParticipantID || model.Contains(c.SharedWith, req.ParticipantID) ||
 			(c.Promoted && c.PromotedTo == req.ParticipantID)
 		if !shared {
-			return omit(c, "visibility", model.ReasonParticipant, "visibility.participant_private"), true
+			return omit(c, model.PolicyVisibility, RuleParticipantPrivate, model.ReasonParticipant), true
 		}
 	}
 	return model.Decision{}, false
@@ -223,24 +228,32 @@ func Ownership(req Request, c *model.Candidate) (model.Decision, bool) {
 // recovery context: on parent_resume, a failed or timed-out child's state does, promoted or
 // not (DESIGN §3).
 func recoveryForParent(req Request, c *model.Candidate) bool {
-	return c.Kind == model.KindToolCall && req.RuntimeKind == "parent_resume" && req.RunID != "" &&
+	return c.Type == model.TypeToolCall && req.RuntimeKind == "parent_resume" && req.RunID != "" &&
 		c.OwnerRunParentID == req.RunID && (c.OwnerRunStatus == "failed" || c.OwnerRunStatus == "timed_out") &&
-		unresolved(c) && c.Visibility != "audit"
+		unresolved(c) && c.Visibility != model.VisibilityAudit
 }
 
 // InToolRound reports whether a call goes to the provider as a native tool round: the
 // request asks for rounds, the call is the assembly run's own and it has an outcome.
 func InToolRound(req Request, c *model.Candidate) bool {
-	return req.ToolRounds && req.RunID != "" && c.Kind == model.KindToolCall && c.OwnerRunID == req.RunID && len(c.ArtifactIDs) > 0
+	return req.ToolRounds && req.RunID != "" && c.Type == model.TypeToolCall && c.OwnerRunID == req.RunID && len(c.Call.ArtifactIDs) > 0
 }
+
+// unresolvedRules are the rules of an unresolved call's recovery item by its status, and
+// childRules those of a failed or timed-out child's call by the child run's status.
+var (
+	unresolvedRules = map[model.ToolStatus]model.Rule{model.ToolPending: RuleUnresolvedPending,
+		model.ToolDeferred: RuleUnresolvedDeferred, model.ToolFailed: RuleUnresolvedFailed}
+	childRules = map[string]model.Rule{"failed": RuleChildFailed, "timed_out": RuleChildTimedOut}
+)
 
 // unresolved reports whether a call is pending, deferred, or failed with no later retry.
 func unresolved(c *model.Candidate) bool {
-	switch c.Status {
-	case "pending", "deferred":
+	switch c.Tool.Status {
+	case model.ToolPending, model.ToolDeferred:
 		return true
-	case "failed":
-		return len(c.RetriedBy) == 0
+	case model.ToolFailed:
+		return len(c.Call.RetriedBy) == 0
 	}
 	return false
 }
@@ -252,41 +265,41 @@ func judgeCall(v Version, req Request, c *model.Candidate, _ model.Decision) Ver
 	if InToolRound(req, c) {
 		// The model asked for this call in the run being generated: it goes back as the
 		// native call, its result beside it, so that neither is ever sent alone.
-		vd.Decision = include(c, model.AsMessage, "rehydration", "rehydration.current_run_round", "a tool round of the run being generated, sent with its result")
+		vd.Decision = include(c, model.PolicyRehydration, RuleCurrentRunRound, model.AsMessage, "a tool round of the run being generated, sent with its result")
 		vd.Tier, vd.Protected = TierProtected, true
 		return vd
 	}
 	if unresolved(c) {
-		rule := "recovery.unresolved_" + c.Status
+		rule := unresolvedRules[c.Tool.Status]
 		switch {
 		case recoveryForParent(req, c):
-			rule = "recovery.child_" + c.OwnerRunStatus
+			rule = childRules[c.OwnerRunStatus]
 		case c.OwnerParticipantID != req.ParticipantID:
 			// Another participant's unresolved state stays private to it, whatever its
 			// artifact's visibility says (DESIGN §4, recovery).
-			vd.Decision = omit(c, "recovery", model.ReasonParticipant, "recovery.other_participant")
+			vd.Decision = omit(c, model.PolicyRecovery, RuleOtherParticipant, model.ReasonParticipant)
 			return vd
 		}
-		vd.Decision = include(c, model.AsRecovery, "recovery", rule, "unresolved tool state is protected")
+		vd.Decision = include(c, model.PolicyRecovery, rule, model.AsRecovery, "unresolved tool state is protected")
 		vd.Tier, vd.Protected = TierProtected, true
 		// A call with no outcome yet has no privacy class: its arguments came from the model
 		// itself. Once it has an outcome, that artifact's class covers the arguments, and an
 		// outcome with no class fails closed.
-		if (c.PrivacyClass != "" || len(c.ArtifactIDs) > 0) && !v.MayReceive(req.Provider, c.PrivacyClass) {
+		if (c.PrivacyClass != "" || len(c.Call.ArtifactIDs) > 0) && !v.MayReceive(req.Provider, c.PrivacyClass) {
 			vd.ArgsWithheld = true
-			vd.Decision.Rule += "+privacy.arguments_withheld"
+			vd.Decision.Rule = vd.Decision.Rule.And(RulePrivacyArgsWithheld)
 		}
 		return vd
 	}
-	if c.Status == "failed" && len(c.RetriedBy) > 0 {
-		vd.Decision = omit(c, "recovery", model.ReasonWindow, "recovery.resolved_by_retry")
+	if c.Tool.Status == model.ToolFailed && len(c.Call.RetriedBy) > 0 {
+		vd.Decision = omit(c, model.PolicyRecovery, RuleResolvedByRetry, model.ReasonWindow)
 		return vd
 	}
 	if req.RunID != "" && c.OwnerRunID == req.RunID {
-		vd.Decision = omit(c, "rehydration", model.ReasonDuplicate, "rehydration.current_run_call_in_artifact")
+		vd.Decision = omit(c, model.PolicyRehydration, RuleCurrentRunCallInArtifact, model.ReasonDuplicate)
 		return vd
 	}
-	vd.Decision = omit(c, "window", model.ReasonWindow, "window.completed_tool_round")
+	vd.Decision = omit(c, model.PolicyWindow, RuleCompletedToolRound, model.ReasonWindow)
 	return vd
 }
 
@@ -300,42 +313,42 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 	currentRun := req.RunID != "" && c.OwnerRunID == req.RunID
 	// Reasons in precedence order: privacy before duplicate before window.
 	switch {
-	case !v.MayReceive(req.Provider, c.PrivacyClass) && recoveryCalls[c.ToolCallID] && !exact && isHandle(c):
+	case !v.MayReceive(req.Provider, c.PrivacyClass) && recoveryCalls[c.Artifact.ToolCallID] && !exact && isHandle(c):
 		// The body may not go to this provider, but that the call has an answer, and where
 		// it is kept, may.
 		vd = Verdict{Candidate: c, Tier: TierProtected, Protected: true, CarriesAnswer: true, Restricted: true}
-		vd.Decision = include(c, model.AsReference, "recovery", "recovery.handle_restricted", "the answer so far of an unresolved call, restricted for the provider")
+		vd.Decision = include(c, model.PolicyRecovery, RuleHandleRestricted, model.AsReference, "the answer so far of an unresolved call, restricted for the provider")
 		return vd
 	case !v.MayReceive(req.Provider, c.PrivacyClass):
-		vd.Decision = omit(c, "privacy", model.ReasonPrivacy, "privacy.raw_restricted_for_provider")
+		vd.Decision = omit(c, model.PolicyPrivacy, RuleRawRestricted, model.ReasonPrivacy)
 		// Only a body the request needed (named, or its own run's) makes this decision
 		// part of what shaped the request.
 		vd.Decision.Bulk = !exact && !currentRun
 		return vd
-	case recoveryCalls[c.ToolCallID] && !exact && isHandle(c):
+	case recoveryCalls[c.Artifact.ToolCallID] && !exact && isHandle(c):
 		return judgeHandle(v, c, rawBytes)
-	case recoveryCalls[c.ToolCallID] && !exact:
-		vd.Decision = omit(c, "recovery", model.ReasonDuplicate, "recovery.represented_by_call")
+	case recoveryCalls[c.Artifact.ToolCallID] && !exact:
+		vd.Decision = omit(c, model.PolicyRecovery, RuleRepresentedByCall, model.ReasonDuplicate)
 		return vd
 	case !exact && currentRun && summarised[c.ID]:
-		vd.Decision = omit(c, "rehydration", model.ReasonDuplicate, "rehydration.memory_stands_in")
+		vd.Decision = omit(c, model.PolicyRehydration, RuleMemoryStandsIn, model.ReasonDuplicate)
 		return vd
 	case !exact && !currentRun:
-		vd.Decision = omit(c, "window", model.ReasonWindow, "window.raw_not_replayed")
+		vd.Decision = omit(c, model.PolicyWindow, RuleRawNotReplayed, model.ReasonWindow)
 		return vd
 	}
-	size := c.ResultBytes + c.ArgsBytes
+	size := c.Artifact.ResultBytes + c.Artifact.ArgsBytes
 	if *rawBytes+size > v.RehydrationBytes {
-		vd.Decision = include(c, model.AsReference, "rehydration", "rehydration.over_byte_budget", "raw body exceeds the rehydration byte budget")
+		vd.Decision = include(c, model.PolicyRehydration, RuleOverByteBudget, model.AsReference, "raw body exceeds the rehydration byte budget")
 		vd.Tier = TierEvidence
 		return vd
 	}
 	*rawBytes += size
-	rule := "rehydration.exact_requested"
+	rule := RuleExactRequested
 	if !exact {
-		rule = "rehydration.current_run_result"
+		rule = RuleCurrentRunResult
 	}
-	vd.Decision = include(c, model.AsRaw, "rehydration", rule, "exact evidence")
+	vd.Decision = include(c, model.PolicyRehydration, rule, model.AsRaw, "exact evidence")
 	vd.Tier = TierEvidence
 	return vd
 }
@@ -343,7 +356,7 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 // isHandle reports whether an artifact is a pending or deferred tool's answer so far: an
 // outcome that is not final, with a body.
 func isHandle(c *model.Candidate) bool {
-	return (c.Status == "pending" || c.Status == "deferred") && c.ResultBytes > 0
+	return (c.Tool.Status == model.ToolPending || c.Tool.Status == model.ToolDeferred) && c.Artifact.ResultBytes > 0
 }
 
 // judgeHandle keeps the answer so far of an unresolved call with its recovery state, so
@@ -352,12 +365,12 @@ func isHandle(c *model.Candidate) bool {
 // else as a reference to the artifact.
 func judgeHandle(v Version, c *model.Candidate, rawBytes *int64) Verdict {
 	vd := Verdict{Candidate: c, Tier: TierProtected, Protected: true, CarriesAnswer: true}
-	if size := c.ResultBytes + c.ArgsBytes; *rawBytes+size <= v.RehydrationBytes {
+	if size := c.Artifact.ResultBytes + c.Artifact.ArgsBytes; *rawBytes+size <= v.RehydrationBytes {
 		*rawBytes += size
-		vd.Decision = include(c, model.AsRaw, "recovery", "recovery.handle_raw", "the answer so far of an unresolved call")
+		vd.Decision = include(c, model.PolicyRecovery, RuleHandleRaw, model.AsRaw, "the answer so far of an unresolved call")
 		return vd
 	}
-	vd.Decision = include(c, model.AsReference, "recovery", "recovery.handle_over_byte_budget", "the answer so far of an unresolved call, over the rehydration byte budget")
+	vd.Decision = include(c, model.PolicyRecovery, RuleHandleOverByteBudget, model.AsReference, "the answer so far of an unresolved call, over the rehydration byte budget")
 	return vd
 }
 
@@ -367,33 +380,50 @@ func judgeMessage(req Request, c *model.Candidate, window map[string]bool, curre
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	switch {
 	case c.ID == current:
-		vd.Decision = include(c, model.AsMessage, "window", "window.current_message", "the message being answered")
+		vd.Decision = include(c, model.PolicyWindow, RuleCurrentMessage, model.AsMessage, "the message being answered")
 		vd.Tier, vd.Protected = TierProtected, true
-	case req.RuntimeKind == "discussion" && c.Role == "system":
-		vd.Decision = include(c, model.AsMessage, "window", "window.discussion_directive", "moderator directive")
+	case req.RuntimeKind == "discussion" && c.Message.Role == "system":
+		vd.Decision = include(c, model.PolicyWindow, RuleDiscussionDirective, model.AsMessage, "moderator directive")
 		vd.Tier, vd.Protected = TierProtected, true
 	case window[c.ID]:
-		vd.Decision = include(c, model.AsMessage, "window", "window.recent_turn", "within the conversation window")
+		vd.Decision = include(c, model.PolicyWindow, RuleRecentTurn, model.AsMessage, "within the conversation window")
 		vd.Tier = TierWindow
 	default:
-		vd.Decision = omit(c, "window", model.ReasonWindow, "window.older_turn")
+		vd.Decision = omit(c, model.PolicyWindow, RuleOlderTurn, model.ReasonWindow)
 	}
 	return vd
 }
 
+// runState is how the policies decide about one kind of run state: its form and policy
+// when it is included, the rules for its latest, an earlier and another run's, and why the
+// latest is included.
+type runState struct {
+	as                      string
+	policy                  model.Policy
+	latest, earlier, others model.Rule
+	why                     string
+}
+
+var (
+	checkpointState = runState{model.AsCheckpoint, model.PolicyCheckpoint, RuleCheckpointLatest, RuleCheckpointEarlier,
+		RuleCheckpointOtherRun, "the run's current checkpoint"}
+	skillsState = runState{model.AsSkills, model.PolicySkills, RuleSkillsLatest, RuleSkillsEarlier, RuleSkillsOtherRun,
+		"the run's current skills"}
+)
+
 // judgeRunState includes the latest checkpoint or skill state of the assembly run; earlier
 // ones of that run are superseded, other runs' are outside the window.
-func judgeRunState(c *model.Candidate, latest map[string]string, as, what string) Verdict {
+func judgeRunState(c *model.Candidate, latest map[string]string, st runState) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
-	id, ours := latest[c.RunID]
+	id, ours := latest[c.RunState.RunID]
 	switch {
 	case ours && id == c.ID:
-		vd.Decision = include(c, as, what, what+".latest_of_run", "the run's current "+what)
+		vd.Decision = include(c, st.policy, st.latest, st.as, st.why)
 		vd.Tier = TierRuntime
 	case ours:
-		vd.Decision = omit(c, "supersession", model.ReasonSuperseded, what+".earlier_of_run")
+		vd.Decision = omit(c, model.PolicySupersession, st.earlier, model.ReasonSuperseded)
 	default:
-		vd.Decision = omit(c, "window", model.ReasonWindow, what+".other_run")
+		vd.Decision = omit(c, model.PolicyWindow, st.others, model.ReasonWindow)
 	}
 	return vd
 }
@@ -402,33 +432,33 @@ func judgeRunState(c *model.Candidate, latest map[string]string, as, what string
 func judgeMemory(v Version, req Request, c *model.Candidate, eligible func(string) bool, rawArtifacts map[string]bool) Verdict {
 	vd := Verdict{Candidate: c, Tier: TierMemory}
 	as := model.AsMemory
-	rule := "memory.current"
+	rule := RuleMemoryCurrent
 	if !v.MayReceive(req.Provider, c.PrivacyClass) {
-		if c.SafeSummary == "" || v.NeverSend(c.PrivacyClass) {
-			vd.Decision = omit(c, "privacy", model.ReasonPrivacy, "privacy.restricted_no_safe_summary")
+		if c.Memory.SafeSummary == "" || v.NeverSend(c.PrivacyClass) {
+			vd.Decision = omit(c, model.PolicyPrivacy, RuleNoSafeSummary, model.ReasonPrivacy)
 			if v.NeverSend(c.PrivacyClass) {
-				vd.Decision.Rule = "privacy.never_sent"
+				vd.Decision.Rule = RuleNeverSent
 			}
 			vd.Tier = tierNone
 			return vd
 		}
-		as, rule, vd.Restricted = model.AsSafeSummary, "privacy.safe_summary_only", true
+		as, rule, vd.Restricted = model.AsSafeSummary, RuleSafeSummaryOnly, true
 	}
-	if len(c.LiveSourceIDs) < len(c.SourceArtifactIDs) {
+	if len(c.Memory.LiveSourceIDs) < len(c.Memory.SourceArtifactIDs) {
 		vd.Broken = true
 		if v.StaleHandling == StaleOmit {
-			vd.Decision = omit(c, "provenance", model.ReasonProvenanceBroken, "provenance.source_missing")
+			vd.Decision = omit(c, model.PolicyProvenance, RuleSourceMissing, model.ReasonProvenanceBroken)
 			vd.Tier = tierNone
 			return vd
 		}
 		if as == model.AsMemory {
 			as = model.AsStaleMarker
 		}
-		rule = "provenance.source_missing_marked"
+		rule = RuleSourceMissingMarked
 	}
-	for _, newer := range c.SupersededBy {
+	for _, newer := range c.Memory.SupersededBy {
 		if eligible(newer) {
-			vd.Decision = omit(c, "supersession", model.ReasonSuperseded, "supersession.replaced_by_eligible")
+			vd.Decision = omit(c, model.PolicySupersession, RuleReplacedByEligible, model.ReasonSuperseded)
 			vd.Tier = tierNone
 			return vd
 		}
@@ -436,30 +466,31 @@ func judgeMemory(v Version, req Request, c *model.Candidate, eligible func(strin
 	if since, stale := Stale(v, req.Now, c); stale {
 		vd.StaleSince = &since
 		if v.StaleHandling == StaleOmit {
-			vd.Decision = omit(c, "freshness", model.ReasonStale, "freshness.stale_omitted")
+			vd.Decision = omit(c, model.PolicyFreshness, RuleStaleOmitted, model.ReasonStale)
 			vd.Tier = tierNone
 			return vd
 		}
 		if as == model.AsMemory {
 			as = model.AsStaleMarker
 		}
-		rule += "+freshness.stale_marked"
+		rule = rule.And(RuleStaleMarked)
 	}
-	if len(c.LiveSourceIDs) > 0 && allIn(c.LiveSourceIDs, rawArtifacts) && !vd.Broken {
-		vd.Decision = omit(c, "rehydration", model.ReasonDuplicate, "rehydration.raw_source_included")
+	if len(c.Memory.LiveSourceIDs) > 0 && allIn(c.Memory.LiveSourceIDs, rawArtifacts) && !vd.Broken {
+		vd.Decision = omit(c, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate)
 		vd.Tier = tierNone
+		vd.RawDuplicate = true
 		return vd
 	}
-	kind := "memory"
+	policy := model.PolicyMemory
 	switch {
 	case vd.Restricted:
-		kind = "privacy"
+		policy = model.PolicyPrivacy
 	case vd.Broken:
-		kind = "provenance"
+		policy = model.PolicyProvenance
 	case vd.StaleSince != nil:
-		kind = "freshness"
+		policy = model.PolicyFreshness
 	}
-	vd.Decision = include(c, as, kind, rule, "")
+	vd.Decision = include(c, policy, rule, as, "")
 	return vd
 }
 
@@ -467,20 +498,20 @@ func judgeMemory(v Version, req Request, c *model.Candidate, eligible func(strin
 // observedAt) at now, and since when. Durable and permanent memories never go stale; a
 // session memory goes stale when the run that observed it ends.
 func Stale(v Version, now time.Time, c *model.Candidate) (time.Time, bool) {
-	switch c.FreshnessClass {
+	switch c.Memory.FreshnessClass {
 	case "durable", "permanent":
 		return time.Time{}, false
 	}
 	var until time.Time
 	switch {
-	case c.StaleAfter != nil:
-		until = *c.StaleAfter
+	case c.Memory.StaleAfter != nil:
+		until = *c.Memory.StaleAfter
 	default:
-		ttl, ok := v.TTLOf(c.FreshnessClass)
+		ttl, ok := v.TTLOf(c.Memory.FreshnessClass)
 		if !ok {
 			return time.Time{}, false
 		}
-		until = c.ObservedAt.Add(ttl)
+		until = c.Memory.ObservedAt.Add(ttl)
 	}
 	return until, now.After(until)
 }
@@ -489,7 +520,7 @@ func Stale(v Version, now time.Time, c *model.Candidate) (time.Time, bool) {
 // sides are included, and turns a side back into an ordinary memory when it is the lone
 // survivor (its other sides were omitted, by a policy or by the budget). Privacy- and
 // freshness-reduced forms are kept: a restricted side stays a safe summary. Fit calls it
-// again after trimming, and so must anything else that omits records afterwards.
+// again after each trim.
 func markConflicts(verdicts []Verdict) {
 	included := map[string]bool{}
 	for i := range verdicts {
@@ -500,28 +531,24 @@ func markConflicts(verdicts []Verdict) {
 	}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if !vd.Included() || vd.Candidate.Kind != model.KindMemory {
+		if !vd.Included() || vd.Candidate.Type != model.TypeMemory {
 			continue
 		}
 		if vd.Decision.As != model.AsMemory && vd.Decision.As != model.AsConflict {
 			continue
 		}
 		paired := false
-		for _, other := range vd.Candidate.ConflictsWith {
+		for _, other := range vd.Candidate.Memory.ConflictsWith {
 			paired = paired || included[other]
 		}
 		switch {
 		case paired:
-			vd.Decision.As, vd.Decision.Kind, vd.Decision.Rule = model.AsConflict, "conflict", "conflict.both_sides_included"
+			vd.Decision.As, vd.Decision.Policy, vd.Decision.Rule = model.AsConflict, model.PolicyConflict, RuleBothSidesIncluded
 		case vd.Decision.As == model.AsConflict:
-			vd.Decision.As, vd.Decision.Kind, vd.Decision.Rule = model.AsMemory, "memory", "conflict.lone_survivor"
+			vd.Decision.As, vd.Decision.Policy, vd.Decision.Rule = model.AsMemory, model.PolicyMemory, RuleLoneSurvivor
 		}
 	}
 }
-
-// SettleConflicts re-applies the conflict rule after records were omitted late (for the
-// budget), so that a lone surviving side of a conflict takes its ordinary form.
-func SettleConflicts(verdicts []Verdict) { markConflicts(verdicts) }
 
 // conversationWindow returns the ids of the last WindowMessages user/assistant messages the
 // participant may see, and the system messages among them and right before the oldest.
@@ -529,7 +556,7 @@ func conversationWindow(v Version, req Request, cands []model.Candidate, visible
 	var msgs []int
 	for i := range cands {
 		c := &cands[i]
-		if c.Kind == model.KindMessage && visible[i] {
+		if c.Type == model.TypeMessage && visible[i] {
 			msgs = append(msgs, i)
 		}
 	}
@@ -538,7 +565,7 @@ func conversationWindow(v Version, req Request, cands []model.Candidate, visible
 	turns := 0
 	for k := len(msgs) - 1; k >= 0; k-- {
 		c := cands[msgs[k]]
-		if c.Role != "system" {
+		if c.Message.Role != "system" {
 			if turns == v.WindowMessages {
 				break
 			}
@@ -555,7 +582,7 @@ func currentUserMessage(cands []model.Candidate, visible []bool) string {
 	var msgs []int
 	for i := range cands {
 		c := &cands[i]
-		if c.Kind == model.KindMessage && c.Role == "user" && visible[i] {
+		if c.Type == model.TypeMessage && c.Message.Role == "user" && visible[i] {
 			msgs = append(msgs, i)
 		}
 	}
@@ -572,20 +599,20 @@ func latestRunState(req Request, cands []model.Candidate) (checkpoint, skills ma
 	if req.RunID == "" {
 		return
 	}
-	best := map[string]*model.Candidate{}
+	best := map[model.RecordType]*model.Candidate{}
 	for i := range cands {
 		c := &cands[i]
-		if (c.Kind != model.KindCheckpoint && c.Kind != model.KindSkills) || c.RunID != req.RunID {
+		if (c.Type != model.TypeCheckpoint && c.Type != model.TypeSkills) || c.RunState.RunID != req.RunID {
 			continue
 		}
-		if b, ok := best[c.Kind]; !ok || lineageLess(b, c) {
-			best[c.Kind] = c
+		if b, ok := best[c.Type]; !ok || lineageLess(b, c) {
+			best[c.Type] = c
 		}
 	}
-	if c, ok := best[model.KindCheckpoint]; ok {
+	if c, ok := best[model.TypeCheckpoint]; ok {
 		checkpoint[req.RunID] = c.ID
 	}
-	if c, ok := best[model.KindSkills]; ok {
+	if c, ok := best[model.TypeSkills]; ok {
 		skills[req.RunID] = c.ID
 	}
 	return

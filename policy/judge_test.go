@@ -36,86 +36,86 @@ func build(c model.Candidate, opts []opt) model.Candidate {
 }
 
 func message(id string, seq int64, role string, opts ...opt) model.Candidate {
-	return build(model.Candidate{Kind: model.KindMessage, ID: id, Seq: seq, InLineage: true, Visibility: "branch",
-		Role: role, Content: "message " + id}, opts)
+	return build(model.Candidate{Type: model.TypeMessage, ID: id, Seq: seq, InLineage: true, Visibility: model.VisibilityBranch,
+		Message: model.MessageFacts{Role: role, Content: "message " + id}}, opts)
 }
 
 // toolCall is a call of the assembly run by the assembling participant.
-func toolCall(id string, seq int64, status string, opts ...opt) model.Candidate {
-	return build(model.Candidate{Kind: model.KindToolCall, ID: id, Seq: seq, InLineage: true, Visibility: "participant",
-		OwnerParticipantID: me, OwnerRunID: myRun, RunID: myRun, OwnerRunStatus: "running", Status: status,
-		Tool: "search", Arguments: `{"q":"hotels"}`}, opts)
+func toolCall(id string, seq int64, status model.ToolStatus, opts ...opt) model.Candidate {
+	return build(model.Candidate{Type: model.TypeToolCall, ID: id, Seq: seq, InLineage: true, Visibility: model.VisibilityParticipant,
+		OwnerParticipantID: me, OwnerRunID: myRun, OwnerRunStatus: "running", Tool: model.ToolFacts{Name: "search", Status: status},
+		Call: model.CallFacts{Arguments: `{"q":"hotels"}`}}, opts)
 }
 
 // artifact is an internal artifact of an earlier run of the assembling participant.
 func artifact(id string, seq int64, opts ...opt) model.Candidate {
-	return build(model.Candidate{Kind: model.KindArtifact, ID: id, Seq: seq, InLineage: true, Visibility: "participant",
+	return build(model.Candidate{Type: model.TypeArtifact, ID: id, Seq: seq, InLineage: true, Visibility: model.VisibilityParticipant,
 		OwnerParticipantID: me, OwnerRunID: oldRun, OwnerRunStatus: "completed", PrivacyClass: "internal",
-		Status: "succeeded", Tool: "search", ResultBytes: 1000, ArgsBytes: 24}, opts)
+		Tool: model.ToolFacts{Name: "search", Status: model.ToolSucceeded}, Artifact: model.ArtifactFacts{ResultBytes: 1000, ArgsBytes: 24}}, opts)
 }
 
 // memory is a durable, internal memory of the assembling participant with no sources.
 func memory(id string, seq int64, opts ...opt) model.Candidate {
-	return build(model.Candidate{Kind: model.KindMemory, ID: id, Seq: seq, InLineage: true, Visibility: "participant",
+	return build(model.Candidate{Type: model.TypeMemory, ID: id, Seq: seq, InLineage: true, Visibility: model.VisibilityParticipant,
 		OwnerParticipantID: me, OwnerRunID: oldRun, OwnerRunStatus: "completed", PrivacyClass: "internal",
-		FreshnessClass: "durable", ObservedAt: now.Add(-time.Hour), Summary: "memory " + id}, opts)
+		Memory: model.MemoryFacts{FreshnessClass: "durable", ObservedAt: now.Add(-time.Hour), Summary: "memory " + id}}, opts)
 }
 
 func checkpoint(id, run string, seq int64, opts ...opt) model.Candidate {
-	return build(model.Candidate{Kind: model.KindCheckpoint, ID: id, RunID: run, Seq: seq, InLineage: true, State: `{}`}, opts)
+	return build(model.Candidate{Type: model.TypeCheckpoint, ID: id, Seq: seq, InLineage: true,
+		RunState: model.RunStateFacts{RunID: run, State: `{}`}}, opts)
 }
 
 func skillState(id, run string, seq int64, opts ...opt) model.Candidate {
-	return build(model.Candidate{Kind: model.KindSkills, ID: id, RunID: run, Seq: seq, InLineage: true,
-		LoadedSkills: []string{"csv"}}, opts)
+	return build(model.Candidate{Type: model.TypeSkills, ID: id, Seq: seq, InLineage: true,
+		RunState: model.RunStateFacts{RunID: run, LoadedSkills: []string{"csv"}}}, opts)
 }
 
-func ownedBy(p string) opt           { return func(c *model.Candidate) { c.OwnerParticipantID = p } }
-func visibility(v string) opt        { return func(c *model.Candidate) { c.Visibility = v } }
-func privacy(class string) opt       { return func(c *model.Candidate) { c.PrivacyClass = class } }
-func safeSummary(s string) opt       { return func(c *model.Candidate) { c.SafeSummary = s } }
-func sharedWith(ps ...string) opt    { return func(c *model.Candidate) { c.SharedWith = ps } }
-func supersededBy(ids ...string) opt { return func(c *model.Candidate) { c.SupersededBy = ids } }
+func ownedBy(p string) opt              { return func(c *model.Candidate) { c.OwnerParticipantID = p } }
+func visibility(v model.Visibility) opt { return func(c *model.Candidate) { c.Visibility = v } }
+func privacy(class string) opt          { return func(c *model.Candidate) { c.PrivacyClass = class } }
+func safeSummary(s string) opt          { return func(c *model.Candidate) { c.Memory.SafeSummary = s } }
+func sharedWith(ps ...string) opt       { return func(c *model.Candidate) { c.SharedWith = ps } }
+func supersededBy(ids ...string) opt    { return func(c *model.Candidate) { c.Memory.SupersededBy = ids } }
 func conflictsWith(ids ...string) opt {
-	return func(c *model.Candidate) { c.ConflictsWith = ids }
+	return func(c *model.Candidate) { c.Memory.ConflictsWith = ids }
 }
-func retriedBy(ids ...string) opt { return func(c *model.Candidate) { c.RetriedBy = ids } }
-func status(st string) opt        { return func(c *model.Candidate) { c.Status = st } }
+func retriedBy(ids ...string) opt    { return func(c *model.Candidate) { c.Call.RetriedBy = ids } }
+func status(st model.ToolStatus) opt { return func(c *model.Candidate) { c.Tool.Status = st } }
 
 // handled gives a call the artifact of its latest outcome and that artifact's privacy
 // class, as the snapshot does.
 func handled(artifactID, class string) opt {
-	return func(c *model.Candidate) { c.ArtifactIDs, c.PrivacyClass = append(c.ArtifactIDs, artifactID), class }
+	return func(c *model.Candidate) {
+		c.Call.ArtifactIDs, c.PrivacyClass = append(c.Call.ArtifactIDs, artifactID), class
+	}
 }
-func ofCall(id string) opt    { return func(c *model.Candidate) { c.ToolCallID = id } }
-func resultBytes(n int64) opt { return func(c *model.Candidate) { c.ResultBytes = n } }
+func ofCall(id string) opt    { return func(c *model.Candidate) { c.Artifact.ToolCallID = id } }
+func resultBytes(n int64) opt { return func(c *model.Candidate) { c.Artifact.ResultBytes = n } }
 func seqDepth(seq, depth int64) opt {
 	return func(c *model.Candidate) { c.Seq, c.Depth = seq, depth }
 }
-func inRun(run string) opt { return func(c *model.Candidate) { c.OwnerRunID, c.RunID = run, run } }
+func inRun(run string) opt { return func(c *model.Candidate) { c.OwnerRunID = run } }
 
 // offLineage puts a record on another branch of the conversation.
 func offLineage() opt { return func(c *model.Candidate) { c.InLineage, c.Depth = false, -1 } }
 
 // fresh sets a memory's freshness class and when it was observed.
 func fresh(class string, observed time.Time) opt {
-	return func(c *model.Candidate) { c.FreshnessClass, c.ObservedAt = class, observed }
+	return func(c *model.Candidate) { c.Memory.FreshnessClass, c.Memory.ObservedAt = class, observed }
 }
 
-func staleAfter(t time.Time) opt { return func(c *model.Candidate) { c.StaleAfter = &t } }
+func staleAfter(t time.Time) opt { return func(c *model.Candidate) { c.Memory.StaleAfter = &t } }
 
 // derivedFrom sets a memory's source artifacts; live lists those that still exist.
 func derivedFrom(all []string, live ...string) opt {
-	return func(c *model.Candidate) { c.SourceArtifactIDs, c.LiveSourceIDs = all, live }
+	return func(c *model.Candidate) { c.Memory.SourceArtifactIDs, c.Memory.LiveSourceIDs = all, live }
 }
 
 // ofChild makes a record belong to a child run of parentRun, owned by the child participant.
 func ofChild(status string) opt {
 	return func(c *model.Candidate) {
 		c.OwnerParticipantID, c.OwnerRunID, c.OwnerRunParentID, c.OwnerRunStatus = child, childRun, parentRun, status
-		if c.Kind == model.KindToolCall {
-			c.RunID = childRun
-		}
 	}
 }
 
@@ -127,9 +127,9 @@ func baseRequest() Request {
 
 // want is the expected verdict of one candidate: included `as` a form, or omitted for a reason.
 type want struct {
-	as     string // the included form; empty means omitted
-	reason string // the omission reason
-	rule   string // the exact rule; empty skips the check
+	as     string     // the included form; empty means omitted
+	reason string     // the omission reason
+	rule   model.Rule // the exact rule; empty skips the check
 	// protected, restricted, broken and argsWithheld are always checked.
 	protected, restricted, broken, argsWithheld bool
 	// staleSince is checked always: zero means the verdict carries none.
@@ -165,8 +165,8 @@ func checkVerdicts(t *testing.T, vds []Verdict, wants map[string]want) {
 			continue
 		}
 		d := vd.Decision
-		if d.Ref != id || d.Type != vd.Candidate.Kind {
-			t.Errorf("%s: got decision ref %q type %q, want ref %q type %q", id, d.Ref, d.Type, id, vd.Candidate.Kind)
+		if d.Ref != id || d.Type != vd.Candidate.Type {
+			t.Errorf("%s: got decision ref %q type %q, want ref %q type %q", id, d.Ref, d.Type, id, vd.Candidate.Type)
 		}
 		switch {
 		case w.as != "" && (d.Outcome != OutcomeIncluded || d.As != w.as):
@@ -246,7 +246,7 @@ var (
 	asMemory = want{as: model.AsMemory, rule: "memory.current"}
 )
 
-func omitted(reason, rule string) want { return want{reason: reason, rule: rule} }
+func omitted(reason string, rule model.Rule) want { return want{reason: reason, rule: rule} }
 
 func TestJudgeVisibility(t *testing.T) {
 	runJudgeCases(t, []judgeCase{
@@ -345,7 +345,7 @@ func TestJudgeRecovery(t *testing.T) {
 			cands: []model.Candidate{
 				toolCall("pending", 1, "pending"),
 				toolCall("deferred", 2, "deferred"),
-				toolCall("failed", 3, "failed", func(c *model.Candidate) { c.Retryable = true; c.PrivacyClass = "internal" }),
+				toolCall("failed", 3, "failed", func(c *model.Candidate) { c.Call.Retryable = true; c.PrivacyClass = "internal" }),
 			},
 			want: map[string]want{
 				"pending":  {as: model.AsRecovery, rule: "recovery.unresolved_pending", protected: true},
@@ -361,8 +361,8 @@ func TestJudgeRecovery(t *testing.T) {
 		{
 			name: "a failed call with a retry is not recovery; the retry is",
 			cands: []model.Candidate{
-				toolCall("c1", 1, "failed", retriedBy("c2"), func(c *model.Candidate) { c.Retryable = true }),
-				toolCall("c2", 2, "pending", func(c *model.Candidate) { c.RetryOf = "c1" }),
+				toolCall("c1", 1, "failed", retriedBy("c2"), func(c *model.Candidate) { c.Call.Retryable = true }),
+				toolCall("c2", 2, "pending", func(c *model.Candidate) { c.Call.RetryOf = "c1" }),
 			},
 			want: map[string]want{
 				"c1": omitted(model.ReasonWindow, "recovery.resolved_by_retry"),
@@ -372,7 +372,7 @@ func TestJudgeRecovery(t *testing.T) {
 		{
 			name: "another participant's failed retryable call is participant_private, never recovery",
 			cands: []model.Candidate{
-				toolCall("c1", 1, "failed", ownedBy(other), inRun("run-o"), func(c *model.Candidate) { c.Retryable = true }),
+				toolCall("c1", 1, "failed", ownedBy(other), inRun("run-o"), func(c *model.Candidate) { c.Call.Retryable = true }),
 				toolCall("c2", 2, "pending", ownedBy(other), inRun("run-o")),
 			},
 			want: map[string]want{
@@ -421,8 +421,8 @@ func TestJudgeRecovery(t *testing.T) {
 		{
 			name: "a recovery call with an outcome but no class withholds its arguments",
 			cands: []model.Candidate{
-				toolCall("unclassed", 1, "failed", func(c *model.Candidate) { c.ArtifactIDs = []string{"a1"} }),
-				toolCall("deferred", 2, "deferred", func(c *model.Candidate) { c.ArtifactIDs = []string{"a2"} }),
+				toolCall("unclassed", 1, "failed", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a1"} }),
+				toolCall("deferred", 2, "deferred", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a2"} }),
 			},
 			want: map[string]want{
 				"unclassed": {as: model.AsRecovery, rule: "recovery.unresolved_failed+privacy.arguments_withheld", protected: true, argsWithheld: true},
@@ -434,9 +434,9 @@ func TestJudgeRecovery(t *testing.T) {
 			req:  func(r *Request) { r.ExactArtifactIDs = []string{"a2"} },
 			cands: []model.Candidate{
 				toolCall("c1", 1, "failed"),
-				artifact("a1", 2, ofCall("c1"), inRun(myRun), func(c *model.Candidate) { c.Status = "failed" }),
+				artifact("a1", 2, ofCall("c1"), inRun(myRun), func(c *model.Candidate) { c.Tool.Status = "failed" }),
 				toolCall("c2", 3, "failed"),
-				artifact("a2", 4, ofCall("c2"), inRun(myRun), func(c *model.Candidate) { c.Status = "failed" }),
+				artifact("a2", 4, ofCall("c2"), inRun(myRun), func(c *model.Candidate) { c.Tool.Status = "failed" }),
 			},
 			want: map[string]want{
 				"c1": {as: model.AsRecovery, rule: "recovery.unresolved_failed", protected: true},
@@ -713,12 +713,12 @@ func TestJudgePrivacyRouting(t *testing.T) {
 			vds := Judge(mustResolve(t, ""), req, []model.Candidate{memory("m1", 1, privacy(tc.class), safeSummary(tc.safe))})
 			checkVerdicts(t, vds, map[string]want{"m1": tc.want})
 			if vds[0].Included() {
-				wantKind := "memory"
+				wantPolicy := model.PolicyMemory
 				if tc.want.restricted {
-					wantKind = "privacy"
+					wantPolicy = model.PolicyPrivacy
 				}
-				if got := vds[0].Decision.Kind; got != wantKind {
-					t.Errorf("got decision kind %q, want %q", got, wantKind)
+				if got := vds[0].Decision.Policy; got != wantPolicy {
+					t.Errorf("got decision policy %q, want %q", got, wantPolicy)
 				}
 			}
 		})
@@ -763,8 +763,8 @@ func TestJudgeFreshness(t *testing.T) {
 			vds := Judge(mustResolve(t, tc.version), baseRequest(), []model.Candidate{memory("m1", 1, tc.opts...)})
 			checkVerdicts(t, vds, map[string]want{"m1": tc.want})
 			if tc.want.as == model.AsStaleMarker {
-				if got := vds[0].Decision.Kind; got != "freshness" {
-					t.Errorf("got decision kind %q, want %q", got, "freshness")
+				if got := vds[0].Decision.Policy; got != model.PolicyFreshness {
+					t.Errorf("got decision policy %q, want %q", got, model.PolicyFreshness)
 				}
 			}
 		})
@@ -1153,7 +1153,7 @@ func TestJudgeWindow(t *testing.T) {
 			name: "another participant's private messages do not take window places",
 			cands: func() []model.Candidate {
 				cs := turns(1, 9)
-				cs[4] = message(msgID(5), 5, cs[4].Role, ownedBy(other), visibility("participant"))
+				cs[4] = message(msgID(5), 5, cs[4].Message.Role, ownedBy(other), visibility("participant"))
 				return cs
 			}(),
 			want: map[string]want{
@@ -1232,9 +1232,9 @@ func TestJudgeRunState(t *testing.T) {
 
 func TestJudgeRelevance(t *testing.T) {
 	cands := []model.Candidate{
-		message("u1", 1, "user", func(c *model.Candidate) { c.Content = "Which hotel in Lisbon has a pool and the best view?" }),
-		memory("hit", 2, func(c *model.Candidate) { c.Summary = "Lisbon HOTEL list, with pool info" }),
-		memory("miss", 3, func(c *model.Candidate) { c.Summary = "the weather in Porto has been fine" }),
+		message("u1", 1, "user", func(c *model.Candidate) { c.Message.Content = "Which hotel in Lisbon has a pool and the best view?" }),
+		memory("hit", 2, func(c *model.Candidate) { c.Memory.Summary = "Lisbon HOTEL list, with pool info" }),
+		memory("miss", 3, func(c *model.Candidate) { c.Memory.Summary = "the weather in Porto has been fine" }),
 	}
 	vds := Judge(mustResolve(t, ""), baseRequest(), cands)
 	// hotel, lisbon, pool match; "with", "the", "has" are stopwords and "in", "a" too short.
@@ -1265,7 +1265,7 @@ func TestJudgeDeterminism(t *testing.T) {
 		memory("m4", 10, ownedBy(other)),
 		checkpoint("cp1", myRun, 11),
 		skillState("sk1", myRun, 12),
-		message("u13", 13, "user", func(c *model.Candidate) { c.Content = "memory m1 please" }),
+		message("u13", 13, "user", func(c *model.Candidate) { c.Message.Content = "memory m1 please" }),
 	}
 	snapshot := make([]model.Candidate, len(cands))
 	copy(snapshot, cands)

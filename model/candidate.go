@@ -1,0 +1,139 @@
+package model
+
+import "time"
+
+// RecordType names the type of a record an assembly judges, as its decisions, included
+// items and explanations report it (DESIGN §5 `type`).
+type RecordType string
+
+// The record types an assembly judges.
+const (
+	TypeMessage    RecordType = "message"
+	TypeToolCall   RecordType = "tool_call"
+	TypeArtifact   RecordType = "artifact"
+	TypeMemory     RecordType = "memory"
+	TypeCheckpoint RecordType = "checkpoint"
+	TypeSkills     RecordType = "skill_state"
+)
+
+// Visibility is who may see a record (DESIGN §3).
+type Visibility string
+
+// The visibilities of DESIGN §3, from the narrowest audience to the widest, and audit.
+const (
+	VisibilityParticipant  Visibility = "participant"
+	VisibilityBranch       Visibility = "branch"
+	VisibilityConversation Visibility = "conversation"
+	VisibilityAudit        Visibility = "audit"
+)
+
+// ToolStatus is the status of a tool call, which its latest outcome (artifact) sets.
+type ToolStatus string
+
+// The statuses of a tool call and of a tool result (ToolResultStatuses).
+const (
+	ToolSucceeded ToolStatus = "succeeded"
+	ToolFailed    ToolStatus = "failed"
+	ToolDeferred  ToolStatus = "deferred"
+	ToolPending   ToolStatus = "pending"
+	ToolCancelled ToolStatus = "cancelled"
+)
+
+// Candidate is one record of the active lineage (or a conversation-visible record of another
+// branch) with what the policies need to judge it: what every record has, who may see it,
+// and the facts of its type in the field named after it (the other types' fields are
+// zero). Raw payload bodies are never part of it; arguments are present only for unresolved
+// calls and the assembly run's own calls.
+type Candidate struct {
+	Type      RecordType
+	ID        string
+	BranchID  string
+	Seq       int64
+	Depth     int64
+	InLineage bool
+	CreatedAt time.Time
+
+	// Who may see the record and which providers may receive it: set on messages, tool
+	// calls, artifacts and memories; a checkpoint or skill state belongs to its run.
+	Visibility         Visibility
+	OwnerParticipantID string
+	OwnerRunID         string
+	OwnerRunParentID   string
+	OwnerRunStatus     string
+	SharedWith         []string
+	Promoted           bool
+	PromotedTo         string
+	PrivacyClass       string
+
+	Message  MessageFacts
+	Tool     ToolFacts
+	Call     CallFacts
+	Artifact ArtifactFacts
+	Memory   MemoryFacts
+	RunState RunStateFacts
+}
+
+// MessageFacts are a message's role and text, and its speaker's name.
+type MessageFacts struct {
+	Role            string
+	Content         string
+	ParticipantName string
+}
+
+// ToolFacts are what tool calls and artifacts share: the tool, and the status and error of
+// the outcome (for a call, those of its latest artifact in the lineage).
+type ToolFacts struct {
+	Name         string
+	Status       ToolStatus
+	ErrorCode    string
+	ErrorMessage string
+}
+
+// CallFacts are a tool call's own: the provider's call id, its arguments (or their blob
+// reference), whether its outcome may be retried, its retries and its outcomes, newest
+// first.
+type CallFacts struct {
+	CallID       string
+	Arguments    string
+	ArgumentsRef string
+	Retryable    bool
+	RetryOf      string
+	RetriedBy    []string
+	ArtifactIDs  []string
+}
+
+// ArtifactFacts are an artifact's own: the call it answers and the sizes of its payloads.
+type ArtifactFacts struct {
+	ToolCallID  string
+	ResultBytes int64
+	ArgsBytes   int64
+}
+
+// MemoryFacts are a memory's text, confidence, freshness, provenance and its links to the
+// memories that supersede or contradict it.
+type MemoryFacts struct {
+	// Report is set on a promoted child report (a memory of kind promoted_report).
+	Report            bool
+	Summary           string
+	SafeSummary       string
+	Data              string
+	Confidence        *float64
+	FreshnessClass    string
+	ObservedAt        time.Time
+	StaleAfter        *time.Time
+	RevalidateWith    []string
+	SourceArtifactIDs []string
+	LiveSourceIDs     []string
+	SupersededBy      []string
+	ConflictsWith     []string
+}
+
+// RunStateFacts are what checkpoints and skill states share: the run they belong to, and
+// its state (a checkpoint's) or its loaded skills, profiles and tools (a skill state's).
+type RunStateFacts struct {
+	RunID          string
+	State          string
+	LoadedSkills   []string
+	ActiveProfiles []string
+	DirectTools    []string
+}
