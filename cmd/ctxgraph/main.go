@@ -51,6 +51,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "compare" {
+		if err := runCompare(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "ctxgraph compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if serve, code := command(os.Args[1:], os.Stdout, os.Stderr); !serve {
 		os.Exit(code)
 	}
