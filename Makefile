@@ -21,13 +21,16 @@ vet:
 # answers; otherwise the project's local Neo4j, started here. Then schemathesis runs over the
 # served OpenAPI spec (scripts/schemathesis; SCHEMATHESIS_MAX_TIME seconds, default 100)
 # against NEO4J_URI, or the local Neo4j when it is unset. llm-katan, the provider of the
-# end-to-end generation tests, is installed first (scripts/llm-katan, into .venv-llm-katan).
+# end-to-end generation tests, is installed first (scripts/llm-katan, into .venv-llm-katan),
+# and so are the peers' libraries the conformance test of peers/ runs (scripts/peers-venv,
+# into .venv-peers).
 test: vet
 	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
 		scripts/neo4j-local start; \
 		export NEO4J_URI="$(LOCAL_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
 	fi; \
 	scripts/llm-katan install; \
+	scripts/peers-venv install; \
 	go test -count=1 ./...
 	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; fi; \
 	NEO4J_URI="$${NEO4J_URI:-$(LOCAL_BOLT)}" scripts/schemathesis
