@@ -7,7 +7,9 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-func call(id string) model.ChatToolCall { return model.ChatToolCall{ID: id, Name: "search", Arguments: "{}"} }
+func call(id string) model.ChatToolCall {
+	return model.ChatToolCall{ID: id, Name: "search", Arguments: "{}"}
+}
 
 func TestReplayPairsCallsWithResults(t *testing.T) {
 	items := []Item{
