@@ -70,6 +70,9 @@ type Outcome struct {
 	// Orphans counts the tool calls without their result and the results without their call
 	// (OrphanPairs).
 	Orphans int
+	// Empty says the request holds no message at all: no provider accepts it, though it
+	// leaks nothing.
+	Empty bool
 }
 
 // Check reads a request's messages against the expectations and the tool pairing rule,
@@ -80,7 +83,7 @@ func Check(msgs []Message, exp Expectations) (Outcome, error) {
 		return Outcome{}, err
 	}
 	out, err := CheckText(raw, exp)
-	out.Orphans = OrphanPairs(msgs)
+	out.Orphans, out.Empty = OrphanPairs(msgs), len(msgs) == 0
 	out.Total++
 	if out.Orphans == 0 {
 		out.Passed++

@@ -9,14 +9,15 @@ import (
 
 // CompareSummary renders, per budget and strategy, the totals over every compared
 // assembly: tokens sent, checks passed, leaks, orphaned tool pairs, the assemblies whose
-// every check passed, and the requests that counted more tokens than the budget.
+// every check passed, the requests that counted more tokens than the budget, and the
+// requests with no message at all.
 func CompareSummary(comps []Comparison) string {
 	var b strings.Builder
-	b.WriteString("| budget | strategy | tokens sent | checks passed | leaks | orphaned tool pairs | assemblies passing every check | requests over the budget |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| budget | strategy | tokens sent | checks passed | leaks | orphaned tool pairs | assemblies passing every check | requests over the budget | empty requests |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, kind := range []string{BudgetOwn, BudgetCtxgraph} {
 		for _, s := range peers.Strategies {
-			tokens, passed, total, leaks, orphans, clean, over, n := 0, 0, 0, 0, 0, 0, 0, 0
+			tokens, passed, total, leaks, orphans, clean, over, empty, n := 0, 0, 0, 0, 0, 0, 0, 0, 0
 			for _, c := range comps {
 				r, ok := c.row(s, kind)
 				if !ok {
@@ -31,15 +32,19 @@ func CompareSummary(comps []Comparison) string {
 				if r.Tokens > r.Budget {
 					over++
 				}
+				if r.Empty {
+					empty++
+				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d of %d | %d | %d | %d of %d | %d |\n", budgetText(kind), s, tokens, passed, total, leaks, orphans, clean, n, over)
+			fmt.Fprintf(&b, "| %s | %s | %d | %d of %d | %d | %d | %d of %d | %d | %d |\n", budgetText(kind), s, tokens, passed, total, leaks, orphans, clean, n, over, empty)
 		}
 	}
 	return b.String()
 }
 
 // CompareTable renders one row per assembly and budget, one column per strategy: tokens
-// sent, checks passed of all, leaks (L) and orphaned tool pairs (O).
+// sent, checks passed of all, leaks (L), orphaned tool pairs (O), and "empty" for a request
+// with no message.
 func CompareTable(comps []Comparison) string {
 	var b strings.Builder
 	b.WriteString("| scenario | assembly | budget |")
@@ -62,6 +67,9 @@ func CompareTable(comps []Comparison) string {
 				}
 				if r.Orphans > 0 {
 					fmt.Fprintf(&b, " · O%d", r.Orphans)
+				}
+				if r.Empty {
+					b.WriteString(" · empty")
 				}
 				b.WriteString(" |")
 			}

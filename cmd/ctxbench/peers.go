@@ -102,7 +102,7 @@ func (b *bench) runPeers(ctx context.Context) {
 // so that the section stands on its own.
 func (b *bench) plotPeers() error {
 	r := b.peers
-	p := newPlot("Context strategies on the shared scenarios: checks passed against tokens sent",
+	p := newPlot("Checks passed against tokens sent, at the scenario's budget and at ctxgraph's token count",
 		"tokens sent, summed over every assembly (log)", "checks passed (%)")
 	logAxis(&p.X)
 	p.Legend.Top, p.Legend.Left = false, true
@@ -160,7 +160,7 @@ func (b *bench) reportPeers(pf func(string, ...any)) {
 	if r.Refits != "" {
 		pf("ctxgraph's assembly requested again with its own token count as the budget, where that changed what it sent (the rows above use the first assembly):\n\n%s\n", r.Refits)
 	}
-	pf("Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs.\n\n%s\n", r.Table)
+	pf("Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: no message at all (the counted tokens are the reply's priming).\n\n%s\n", r.Table)
 	if r.Losses != "" {
 		pf("### What each strategy lost, and where\n\n%s\n", r.Losses)
 	}
