@@ -23,7 +23,7 @@ import (
 func runCompare(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	url, key := serverFlags(fs)
-	budget := fs.Int("budget", 0, "token budget of every assembly instead of the scenario's own")
+	budget := fs.Int("budget", 0, "token budget of every assembly instead of the scenario's own (expectations written for that budget, such as what it omits for the budget, may then fail)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ctxgraph compare [-url URL] [-key KEY] [-budget N] [file.json ...]  (default: ../shared/scenarios/*.json)")
 		fs.PrintDefaults()
