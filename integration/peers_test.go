@@ -46,7 +46,8 @@ type conformanceCase struct {
 	Model            string          `json:"model"`
 }
 
-// TestPeerPortsMatchTheLibraries plays every shared scenario, replays each assembly's
+// TestPeerPortsMatchTheLibraries plays every shared scenario (CTXGRAPH_SCENARIOS, as for
+// TestScenarios), replays each assembly's
 // lineage through the API, and runs the real LangChain trim_messages, ClearToolUsesEdit and
 // LiteLLM trim_messages (pinned, installed by scripts/peers-venv) and their Go ports over
 // every replayed list and every ctxgraph request, at the scenario's budget, at ctxgraph's
@@ -55,9 +56,13 @@ type conformanceCase struct {
 // count.
 func TestPeerPortsMatchTheLibraries(t *testing.T) {
 	python := peersPython(t)
-	files, err := filepath.Glob(filepath.Join("..", "..", "shared", "scenarios", "*.json"))
+	dir := os.Getenv("CTXGRAPH_SCENARIOS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "scenarios")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenario files in ../../shared/scenarios (%v)", err)
+		t.Fatalf("no scenario files in %s (%v); set CTXGRAPH_SCENARIOS to the scenario directory", dir, err)
 	}
 	tk := assembly.MustTokenizer("o200k_base")
 	var cases []conformanceCase
