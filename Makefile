@@ -21,20 +21,24 @@ vet:
 # answers; otherwise the project's local Neo4j, started here. Then schemathesis runs over the
 # served OpenAPI spec (scripts/schemathesis; SCHEMATHESIS_MAX_TIME seconds, default 100)
 # against NEO4J_URI, or the local Neo4j when it is unset. llm-katan, the provider of the
-# end-to-end generation tests, is installed first (scripts/llm-katan, into .venv-llm-katan).
+# end-to-end generation tests, is installed first (scripts/llm-katan, into .venv-llm-katan),
+# and so are the peers' libraries the conformance test of peers/ runs (scripts/peers-venv,
+# into .venv-peers).
 test: vet
 	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
 		scripts/neo4j-local start; \
 		export NEO4J_URI="$(LOCAL_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
 	fi; \
 	scripts/llm-katan install; \
+	scripts/peers-venv install; \
 	go test -count=1 ./...
 	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; fi; \
 	NEO4J_URI="$${NEO4J_URI:-$(LOCAL_BOLT)}" scripts/schemathesis
 
 # Benchmarks against a real Neo4j, never part of `make test`. `make bench` runs the whole
-# benchmark (economy, scale, floor, load, and generation against llm-katan) and writes docs/benchmarks.md with its plots in
-# docs/plots; BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick). Without NEO4J_URI it
+# benchmark (economy, scale, floor, load, generation against llm-katan, and the peers' context
+# strategies on the scenarios) and writes docs/benchmarks.md with its plots in docs/plots;
+# BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick). Without NEO4J_URI it
 # restarts the local Neo4j sized for the benchmark's few GB of store: a page cache that holds
 # it (BENCH_PAGECACHE) and a 2g heap (BENCH_HEAP), as a production Neo4j would be sized, with
 # the initial heap equal to the maximum as Neo4j's GC tuning guide recommends (a heap that

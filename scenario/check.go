@@ -1,12 +1,13 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/ctxgraph/ctxgraph/model"
 	"sort"
 	"strings"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/peers"
 )
 
 // AssemblyResponse is the answer of POST /v1/assemblies (DESIGN §5), requested with
@@ -121,7 +122,7 @@ func checkAssembly(exp Expect, resp AssemblyResponse, ids *keyIndex) []string {
 	}
 
 	if len(exp.Contains) > 0 || len(exp.NotContains) > 0 {
-		texts, err := messageTexts(resp.Messages)
+		texts, err := peers.Texts(resp.Messages)
 		if err != nil {
 			fail("messages: %v", err)
 		}
@@ -160,45 +161,6 @@ func checkAssembly(exp Expect, resp AssemblyResponse, ids *keyIndex) []string {
 		}
 	}
 	return failures
-}
-
-// messageTexts returns the texts the contains checks search: the messages re-encoded as
-// JSON without HTML escaping, and their string values (names included) joined by newlines,
-// so that a string with quotes or newlines is found as written.
-func messageTexts(raw json.RawMessage) ([]string, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, fmt.Errorf("the response has no messages")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	var values []string
-	collectStrings(v, &values)
-	return []string{buf.String(), strings.Join(values, "\n")}, nil
-}
-
-func collectStrings(v any, out *[]string) {
-	switch x := v.(type) {
-	case string:
-		*out = append(*out, x)
-	case []any:
-		for _, e := range x {
-			collectStrings(e, out)
-		}
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			collectStrings(x[k], out)
-		}
-	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

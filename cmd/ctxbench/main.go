@@ -104,7 +104,7 @@ func main() {
 	flag.StringVar(&o.neo4jURI, "neo4j", orDefault(os.Getenv("NEO4J_URI"), "bolt://127.0.0.1:7687"), "Neo4j Bolt URI (NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE are read from the environment)")
 	flag.StringVar(&o.neo4jData, "neo4j-data", "auto", "Neo4j data directory to measure with du -sb; auto: the local launcher's (.neo4j-local/data or $NEO4J_LOCAL_HOME/data) when -neo4j is local; empty: don't")
 	flag.StringVar(&o.matrix, "matrix", "", "comma-separated patterns ROUNDSxBRANCHESxPARTICIPANTS (path.Match syntax, e.g. '1000x*x1,100x10x*') selecting the scale rows; empty: all")
-	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load,generation", "phases to run")
+	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load,generation,peers", "phases to run")
 	flag.StringVar(&o.scenarios, "scenarios", filepath.Join("..", "shared", "scenarios"), "directory of the scenario files")
 	flag.IntVar(&o.budget, "budget", 8000, "token budget of the timed assemblies")
 	flag.IntVar(&o.n, "n", 200, "timed assemblies per scale row up to 1,000 rounds (at least 100)")
@@ -132,11 +132,11 @@ func main() {
 	for _, p := range strings.Split(o.phases, ",") {
 		p = strings.TrimSpace(p)
 		switch p {
-		case "economy", "floor", "scale", "load", "generation":
+		case "economy", "floor", "scale", "load", "generation", "peers":
 			o.phaseOrder = append(o.phaseOrder, p)
 		case "":
 		default:
-			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load, generation)", p))
+			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load, generation, peers)", p))
 		}
 	}
 	if o.replot != "" {
@@ -192,6 +192,7 @@ type bench struct {
 	// generation is the generation phase against llm-katan, served at katan until
 	// stopKatan.
 	generation *generationResult
+	peers      *peersResult // the peers phase (peers.go)
 	// steps collects the generation service's step times.
 	steps     stepTimes
 	katan     string
@@ -335,6 +336,7 @@ type results struct {
 	Rows       []*scaleRow
 	Load       *loadResult
 	Generation *generationResult
+	Peers      *peersResult
 	Cleanups   []cleanupResult
 	Failures   []string
 	ServerErr  []string
@@ -345,7 +347,7 @@ func (b *bench) results() results {
 		Started: b.started, Total: b.elapsed(), Args: b.o.args, Quick: b.o.quick, Matrix: b.o.matrix, Budget: b.o.budget,
 		FloorN: b.o.floorN, LoadDur: b.o.loadDur, SeedConc: b.o.seedConc, Scenarios: b.o.scenarios, Base: b.base,
 		Account: b.account, DataDir: b.dataDir, Sys: b.sys, Phases: b.phases, Speed: b.speed, Economy: b.economy, Floor: b.floor,
-		Rows: b.rows, Load: b.load, Generation: b.generation, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
+		Rows: b.rows, Load: b.load, Generation: b.generation, Peers: b.peers, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
 	}
 }
 
@@ -370,7 +372,7 @@ func replot(o options) error {
 		r.Args, r.Quick, r.Matrix, r.Budget, r.FloorN, r.LoadDur, r.SeedConc, r.Scenarios
 	o.jsonOut = ""
 	b := &bench{o: o, started: r.Started, total: r.Total, base: r.Base, account: r.Account, dataDir: r.DataDir, sys: r.Sys,
-		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, generation: r.Generation, cleanups: r.Cleanups, failures: r.Failures,
+		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, generation: r.Generation, peers: r.Peers, cleanups: r.Cleanups, failures: r.Failures,
 		savedServerErrs: r.ServerErr}
 	if err := b.makePlots(); err != nil {
 		return err
@@ -469,7 +471,7 @@ func newBench(o options) (*bench, error) {
 	b.key = "ctxbench-" + randomHex(12)
 	b.account = "ctxbench-" + run
 	keys := map[string]string{b.key: b.account}
-	if slices.Contains(o.phaseOrder, "economy") {
+	if slices.Contains(o.phaseOrder, "economy") || slices.Contains(o.phaseOrder, "peers") {
 		files, _ := filepath.Glob(filepath.Join(o.scenarios, "*.json"))
 		for i, f := range files {
 			k := "ctxbench-sc-" + randomHex(12)
@@ -546,6 +548,8 @@ func (b *bench) run(ctx context.Context) error {
 			b.runLoad(ctx)
 		case "generation":
 			b.runGeneration(ctx)
+		case "peers":
+			b.runPeers(ctx)
 		}
 		b.phases = append(b.phases, phaseTiming{p, time.Since(start)})
 		logf("phase %s done in %s", p, time.Since(start).Round(time.Millisecond))
@@ -1550,6 +1554,9 @@ func (b *bench) makePlots() error {
 	if b.load != nil && len(b.load.Levels) > 0 {
 		errs = append(errs, b.plotThroughput())
 	}
+	if b.peers != nil && len(b.peers.Points) > 0 {
+		errs = append(errs, b.plotPeers())
+	}
 	return errors.Join(errs...)
 }
 
@@ -1831,6 +1838,10 @@ func (b *bench) writeReport(final bool) error {
 			}
 			pf("\n")
 		}
+	}
+
+	if b.peers != nil {
+		b.reportPeers(pf)
 	}
 
 	if len(b.floor) > 0 {

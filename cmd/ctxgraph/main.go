@@ -1,5 +1,6 @@
 // Command ctxgraph serves the ctxgraph REST API over a Neo4j execution graph.
-// `ctxgraph scenario [files]` plays scenario files against a running server instead.
+// `ctxgraph scenario [files]` plays scenario files against a running server instead, and
+// `ctxgraph compare [files]` plays them through the peers' context strategies beside it.
 //
 // Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
 // NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
@@ -47,6 +48,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "scenario" {
 		if err := runScenarios(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "ctxgraph scenario:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "compare" {
+		if err := runCompare(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "ctxgraph compare:", err)
 			os.Exit(1)
 		}
 		return

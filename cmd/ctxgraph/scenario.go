@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,8 +19,7 @@ import (
 // assembly fails.
 func runScenarios(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("scenario", flag.ContinueOnError)
-	url := fs.String("url", orDefault(os.Getenv("CTXGRAPH_URL"), "http://127.0.0.1:8080"), "ctxgraph base URL")
-	key := fs.String("key", os.Getenv("CTXGRAPH_KEY"), "API key (default: CTXGRAPH_KEY, else .ctxgraph/dev-api-key)")
+	url, key := serverFlags(fs)
 	show := fs.Bool("show", false, "print each assembly's messages")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ctxgraph scenario [-url URL] [-key KEY] [-show] [file.json ...]  (default: ../shared/scenarios/*.json)")
@@ -30,19 +28,13 @@ func runScenarios(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *key == "" {
-		b, err := os.ReadFile(DevKeyFile)
-		if err != nil {
-			return fmt.Errorf("no API key: pass -key, set CTXGRAPH_KEY, or run `make run` first to make .ctxgraph/dev-api-key")
-		}
-		*key = strings.TrimSpace(string(b))
+	var err error
+	if *key, err = keyOrDevKey(*key); err != nil {
+		return err
 	}
-	files := fs.Args()
-	if len(files) == 0 {
-		files, _ = filepath.Glob(filepath.Join("..", "shared", "scenarios", "*.json"))
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("no scenario files given and none in ../shared/scenarios")
+	files, err := scenarioFiles(fs.Args())
+	if err != nil {
+		return err
 	}
 	client := &http.Client{Timeout: 60 * time.Second}
 	runner := scenario.Runner{Client: client, BaseURL: strings.TrimRight(*url, "/"), Key: *key}

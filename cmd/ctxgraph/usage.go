@@ -11,6 +11,9 @@ const usageText = `ctxgraph: the context runtime for tool-using agents, over a N
 usage:
   ctxgraph                      serve the REST API (configured by the environment below)
   ctxgraph scenario [-h] [...]  play scenario files against a running server
+  ctxgraph compare [-h] [-budget N] [...]
+                                play scenario files through every context strategy (replay,
+                                LangChain, clear_tool_uses, LiteLLM, ctxgraph) and compare
   ctxgraph -h                   print this help
 
 environment:

@@ -1,0 +1,235 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/peers"
+)
+
+// Budget kinds of a comparison row: the assembly's own tokenBudget, or exactly the tokens
+// ctxgraph's assembly used.
+const (
+	BudgetOwn      = "own"
+	BudgetCtxgraph = "ctxgraph"
+)
+
+// Comparison is one assembly of a scenario measured through every strategy at two budgets.
+type Comparison struct {
+	Scenario, Assembly, Model string
+	// OwnBudget is the assembly's tokenBudget; CtxgraphTokens what ctxgraph's assembly
+	// counted at it.
+	OwnBudget, CtxgraphTokens int
+	// Baseline is the server's tokens.baseline; ReplayBaseline is the replayed lineage
+	// counted the same way, equal to it when the replay holds every record the baseline
+	// counts.
+	Baseline, ReplayBaseline int
+	// CtxgraphFailures are the expectations ctxgraph's assembly missed, all of them (not
+	// only the text checks).
+	CtxgraphFailures []string
+	// Replay is the replayed lineage, the message list every peer strategy starts from.
+	Replay []peers.Message
+	// Requests holds what each strategy sends at each budget kind: Requests[kind][strategy].
+	Requests map[string]map[string][]peers.Message
+	Rows     []Row
+	// Refit is ctxgraph's assembly requested again with tokenBudget set to the tokens its
+	// first assembly used: whether its budget fitting keeps what it kept.
+	Refit Row
+}
+
+// Row is one strategy at one budget: what it sent and what the checks found.
+type Row struct {
+	Strategy, BudgetKind string
+	Budget, Tokens       int
+	peers.Outcome
+}
+
+// Compare plays a scenario like Run, then measures each assembly through every strategy:
+// it reads the assembly's lineage back from the server (history, tool calls, raw results),
+// replays it as provider messages, runs each peer strategy over the replay at the
+// assembly's own budget and at exactly the tokens ctxgraph used, and reads every request
+// against the assembly's text expectations and the tool pairing rule. ctxgraph's request at
+// either budget is its assembly (it used exactly its token count); a second assembly with
+// that count as its budget is recorded as the refit. count is the tokenizer every strategy
+// counts with.
+func (r Runner) Compare(ctx context.Context, sc Scenario, count model.TokenCounter) (Result, []Comparison, error) {
+	res, err := r.Run(ctx, sc)
+	if err != nil {
+		return res, nil, err
+	}
+	var out []Comparison
+	for i, a := range sc.Assemblies {
+		ar := res.Assemblies[i]
+		if !ar.Ran {
+			return res, out, fmt.Errorf("assembly %s did not run: %v", a.Key, ar.Failures)
+		}
+		c, err := r.compare(ctx, sc, a, ar, res, count)
+		if err != nil {
+			return res, out, fmt.Errorf("assembly %s: %w", a.Key, err)
+		}
+		out = append(out, c)
+	}
+	return res, out, nil
+}
+
+func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar AssemblyResult, res Result, tk model.TokenCounter) (Comparison, error) {
+	c := Comparison{Scenario: sc.Name, Assembly: a.Key, Model: a.Model, OwnBudget: a.TokenBudget,
+		CtxgraphTokens: ar.Assembled, Baseline: ar.Baseline, CtxgraphFailures: ar.Failures,
+		Requests: map[string]map[string][]peers.Message{}}
+	exp := peers.Expectations{Contains: a.Expect.Contains, NotContains: a.Expect.NotContains}
+	branch, ok := res.IDs[a.Branch]
+	if !ok {
+		return c, fmt.Errorf("branch %q was not created", a.Branch)
+	}
+	items, err := r.Lineage(ctx, branch)
+	if err != nil {
+		return c, err
+	}
+	c.Replay = peers.Replay(items)
+	c.ReplayBaseline = peers.BaselineTokens(tk, items)
+	count := peers.TokenCounter(tk)
+
+	var own assemblyAnswer
+	if err := r.write(ctx, http.MethodGet, "/v1/assemblies/"+ar.AssemblyID, nil, &own); err != nil {
+		return c, err
+	}
+	for _, kind := range []string{BudgetOwn, BudgetCtxgraph} {
+		budget := a.TokenBudget
+		if kind == BudgetCtxgraph {
+			budget = ar.Assembled
+		}
+		requests := peers.PeerRequests(c.Replay, budget, a.Model, count)
+		// At exactly its own token count ctxgraph's request is the one it made: it used
+		// that many tokens.
+		requests[peers.StrategyCtxgraph] = own.Messages
+		c.Requests[kind] = requests
+		for _, s := range peers.Strategies {
+			msgs := requests[s]
+			tokens := count(msgs)
+			if s == peers.StrategyCtxgraph {
+				tokens = own.Tokens.Assembled
+			}
+			o, err := peers.Check(msgs, exp)
+			if err != nil {
+				return c, fmt.Errorf("%s: %w", s, err)
+			}
+			c.Rows = append(c.Rows, Row{Strategy: s, BudgetKind: kind, Budget: budget, Tokens: tokens, Outcome: o})
+		}
+	}
+	again, err := r.reassemble(ctx, a, res, ar.Assembled)
+	if err != nil {
+		return c, err
+	}
+	o, err := peers.Check(again.Messages, exp)
+	if err != nil {
+		return c, fmt.Errorf("ctxgraph refit: %w", err)
+	}
+	c.Refit = Row{Strategy: peers.StrategyCtxgraph, BudgetKind: BudgetCtxgraph, Budget: ar.Assembled, Tokens: again.Tokens.Assembled, Outcome: o}
+	return c, nil
+}
+
+// assemblyAnswer is the part of an assembly the comparison reads.
+type assemblyAnswer struct {
+	Messages []peers.Message `json:"messages"`
+	Tokens   struct {
+		Assembled int `json:"assembled"`
+	} `json:"tokens"`
+}
+
+// reassemble requests the assembly a again, with budget as its tokenBudget.
+func (r Runner) reassemble(ctx context.Context, a Assembly, res Result, budget int) (assemblyAnswer, error) {
+	req := assemblyRequest{BranchID: res.IDs[a.Branch], ParticipantID: res.IDs[a.Participant], RunID: res.IDs[a.Run],
+		RuntimeKind: a.RuntimeKind, Provider: a.Provider, Model: a.Model, TokenBudget: budget, Now: a.Now}
+	for _, call := range a.ExactCalls {
+		arts := res.Artifacts[call]
+		if len(arts) == 0 {
+			return assemblyAnswer{}, fmt.Errorf("exactCalls: tool call %q has no artifact", call)
+		}
+		req.ExactArtifactIDs = append(req.ExactArtifactIDs, arts[len(arts)-1])
+	}
+	var out assemblyAnswer
+	err := r.write(ctx, http.MethodPost, "/v1/assemblies", req, &out)
+	return out, err
+}
+
+// Lineage reads back, through the API, every record naive history replay of a branch sends:
+// the messages of its history (GET /v1/branches/{id}/history), and for each tool call of it
+// the call (GET /v1/tool-calls/{id}) and each raw result of the call within the lineage
+// (GET /v1/artifacts/{id} and /raw). An ancestor branch contributes records up to its fork
+// point, the last seq its history shows on it. An artifact that no longer exists (deleted)
+// is left out, as the baseline leaves it out.
+func (r Runner) Lineage(ctx context.Context, branchID string) ([]peers.Item, error) {
+	var h model.History
+	if err := r.write(ctx, http.MethodGet, "/v1/branches/"+branchID+"/history", nil, &h); err != nil {
+		return nil, err
+	}
+	if len(h.Lineage) == 0 || h.Lineage[0] != branchID {
+		return nil, fmt.Errorf("history of %s: lineage %v does not start at the branch", branchID, h.Lineage)
+	}
+	depth := map[string]int{}
+	for i, b := range h.Lineage {
+		depth[b] = i
+	}
+	cutoff := map[string]int64{}
+	for _, it := range h.Items {
+		cutoff[it.BranchID] = max(cutoff[it.BranchID], it.Seq)
+	}
+	within := func(branch string, seq int64) bool {
+		d, ok := depth[branch]
+		return ok && (d == 0 || seq <= cutoff[branch])
+	}
+	var items []peers.Item
+	for _, it := range h.Items {
+		if it.Type == "message" {
+			name := ""
+			if it.Role == "assistant" && it.ParticipantName != "" {
+				name = model.ChatName(it.ParticipantName)
+			}
+			items = append(items, peers.Item{Kind: peers.ItemMessage, Depth: depth[it.BranchID], Seq: it.Seq,
+				Role: it.Role, Content: it.Content, Name: name})
+			continue
+		}
+		var call model.ToolCall
+		if err := r.write(ctx, http.MethodGet, "/v1/tool-calls/"+it.ID, nil, &call); err != nil {
+			return nil, err
+		}
+		items = append(items, peers.Item{Kind: peers.ItemCall, Depth: depth[it.BranchID], Seq: it.Seq, RunID: call.RunID,
+			CallID: call.CallID, Tool: call.Tool, Arguments: string(call.Arguments)})
+		for _, artID := range call.ArtifactIDs {
+			status, body, _, err := r.send(ctx, http.MethodGet, "/v1/artifacts/"+artID, nil)
+			if err != nil {
+				return nil, err
+			}
+			if status == http.StatusNotFound {
+				continue
+			}
+			var art model.Artifact
+			if err := decodeOK(status, body, "/v1/artifacts/"+artID, &art); err != nil {
+				return nil, err
+			}
+			if !within(art.BranchID, art.Seq) {
+				continue
+			}
+			var raw model.ArtifactRaw
+			if err := r.write(ctx, http.MethodGet, "/v1/artifacts/"+artID+"/raw", nil, &raw); err != nil {
+				return nil, err
+			}
+			items = append(items, peers.Item{Kind: peers.ItemResult, Depth: depth[art.BranchID], Seq: art.Seq,
+				CallID: call.CallID, Result: model.BaselineToolResultText(string(raw.Result), raw.Error)})
+		}
+	}
+	return items, nil
+}
+
+func decodeOK(status int, body []byte, path string, out any) error {
+	if status < 200 || status > 299 {
+		return &RequestError{Method: http.MethodGet, Path: path, Status: status, Response: body}
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	return nil
+}
