@@ -55,40 +55,55 @@ func collectStrings(v any, out *[]string) {
 
 // Expectations are a scenario assembly's text checks: strings its request must carry and
 // strings it must not (a leak: private scratch work, a sibling branch's state, a raw body
-// that may not leave, a superseded figure).
+// that may not leave, a superseded figure), and the messages it must keep: the content of
+// each message the scenario expects included, by the message's key.
 type Expectations struct {
 	Contains, NotContains []string
+	Messages              map[string]string
 }
 
 // Outcome is what the checks found in one request.
 type Outcome struct {
-	// Passed and Total count the checks: each contains found, each notContains absent, and
-	// (when read by Check) the pairing of tool calls and results, one check.
+	// Passed and Total count the checks: each contains found, each notContains absent, each
+	// expected message kept, and (when read by Check) one check that a provider accepts the
+	// request: every tool call paired with its result, and a message to answer.
 	Passed, Total int
-	// Missing are the contains strings not found; Leaks the notContains strings found.
+	// Missing are the contains strings not found, and "message KEY" for each expected
+	// message lost; Leaks the notContains strings found.
 	Missing, Leaks []string
 	// Orphans counts the tool calls without their result and the results without their call
 	// (OrphanPairs).
 	Orphans int
-	// Empty says the request holds no message at all: no provider accepts it, though it
-	// leaks nothing.
+	// Empty says the request holds nothing but system text, or nothing at all: no provider
+	// accepts it (Anthropic's Messages API wants one message besides the system prompt),
+	// though it leaks nothing.
 	Empty bool
 }
 
-// Check reads a request's messages against the expectations and the tool pairing rule,
-// which counts as one more check.
+// Check reads a request's messages against the expectations, and counts one more check:
+// that a provider accepts the request (no orphaned tool pair, not empty).
 func Check(msgs []Message, exp Expectations) (Outcome, error) {
 	raw, err := json.Marshal(msgs)
 	if err != nil {
 		return Outcome{}, err
 	}
 	out, err := CheckText(raw, exp)
-	out.Orphans, out.Empty = OrphanPairs(msgs), len(msgs) == 0
+	out.Orphans, out.Empty = OrphanPairs(msgs), onlySystem(msgs)
 	out.Total++
-	if out.Orphans == 0 {
+	if out.Orphans == 0 && !out.Empty {
 		out.Passed++
 	}
 	return out, err
+}
+
+// onlySystem says whether a request has no message but system text.
+func onlySystem(msgs []Message) bool {
+	for _, m := range msgs {
+		if m.Role != "system" {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckText reads the raw JSON of a request's messages against the expectations.
@@ -105,7 +120,7 @@ func CheckText(raw json.RawMessage, exp Expectations) (Outcome, error) {
 		}
 		return false
 	}
-	out := Outcome{Total: len(exp.Contains) + len(exp.NotContains)}
+	out := Outcome{Total: len(exp.Contains) + len(exp.NotContains) + len(exp.Messages)}
 	for _, s := range exp.Contains {
 		if found(s) {
 			out.Passed++
@@ -118,6 +133,18 @@ func CheckText(raw json.RawMessage, exp Expectations) (Outcome, error) {
 			out.Leaks = append(out.Leaks, s)
 		} else {
 			out.Passed++
+		}
+	}
+	keys := make([]string, 0, len(exp.Messages))
+	for k := range exp.Messages {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if found(exp.Messages[k]) {
+			out.Passed++
+		} else {
+			out.Missing = append(out.Missing, "message "+k)
 		}
 	}
 	return out, nil

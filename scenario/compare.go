@@ -79,7 +79,7 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 	c := Comparison{Scenario: sc.Name, Assembly: a.Key, Model: a.Model, OwnBudget: a.TokenBudget,
 		CtxgraphTokens: ar.Assembled, Baseline: ar.Baseline, CtxgraphFailures: ar.Failures,
 		Requests: map[string]map[string][]peers.Message{}}
-	exp := peers.Expectations{Contains: a.Expect.Contains, NotContains: a.Expect.NotContains}
+	exp := peers.Expectations{Contains: a.Expect.Contains, NotContains: a.Expect.NotContains, Messages: expectedMessages(sc, a)}
 	branch, ok := res.IDs[a.Branch]
 	if !ok {
 		return c, fmt.Errorf("branch %q was not created", a.Branch)
@@ -129,6 +129,31 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 	}
 	c.Refit = Row{Strategy: peers.StrategyCtxgraph, BudgetKind: BudgetCtxgraph, Budget: ar.Assembled, Tokens: again.Tokens.Assembled, Outcome: o}
 	return c, nil
+}
+
+// expectedMessages are the messages an assembly's expectations name as included, in any form,
+// by key, with their content: a request that lost one lost the conversation the scenario
+// says the model must see.
+func expectedMessages(sc Scenario, a Assembly) map[string]string {
+	content := map[string]string{}
+	for _, e := range sc.Events {
+		if e.Type == "message" {
+			content[e.Key] = e.Content
+		}
+	}
+	out := map[string]string{}
+	keep := func(key string) {
+		if c, ok := content[key]; ok && c != "" {
+			out[key] = c
+		}
+	}
+	for _, k := range a.Expect.Included {
+		keep(k)
+	}
+	for k := range a.Expect.IncludedAs {
+		keep(k)
+	}
+	return out
 }
 
 // assemblyAnswer is the part of an assembly the comparison reads.

@@ -10,7 +10,7 @@ import (
 // CompareSummary renders, per budget and strategy, the totals over every compared
 // assembly: tokens sent, checks passed, leaks, orphaned tool pairs, the assemblies whose
 // every check passed, the requests that counted more tokens than the budget, and the
-// requests with no message at all.
+// requests with nothing but system text.
 func CompareSummary(comps []Comparison) string {
 	var b strings.Builder
 	b.WriteString("| budget | strategy | tokens sent | checks passed | leaks | orphaned tool pairs | assemblies passing every check | requests over the budget | empty requests |\n")
@@ -44,7 +44,7 @@ func CompareSummary(comps []Comparison) string {
 
 // CompareTable renders one row per assembly and budget, one column per strategy: tokens
 // sent, checks passed of all, leaks (L), orphaned tool pairs (O), and "empty" for a request
-// with no message.
+// with nothing but system text.
 func CompareTable(comps []Comparison) string {
 	var b strings.Builder
 	b.WriteString("| scenario | assembly | budget |")

@@ -146,7 +146,7 @@ func (b *bench) reportPeers(pf func(string, ...any)) {
 	pf("- **clear_tool_uses**: Anthropic's `clear_tool_uses_20250919` as LangChain's `ClearToolUsesEdit` implements it (Anthropic's runs server-side, so it cannot run here): `trigger` = the budget, `keep` 3, inputs kept, placeholder `[cleared]`;\n")
 	pf("- **LiteLLM trim_messages** with the budget as the model's input window, of which it fills `trim_ratio` 0.75 (`max_tokens` = ⌊0.75 × budget⌋);\n")
 	pf("- **ctxgraph**: the assembly, at the scenario's budget; it used exactly its token count, so the same request stands at that budget.\n\n")
-	pf("Every strategy counts with the o200k_base tokenizer, as ctxgraph counts an assembly (`assembly.ChatTokens`). Each strategy runs at two budgets: the scenario's own `tokenBudget`, and exactly the tokens ctxgraph's assembly used. The checks are the scenario's `contains` (present) and `notContains` (absent: a leak otherwise) read as text on what the strategy would send, plus one check that every tool call has its result right after it and every result its call (OpenAI rejects the request otherwise); an orphaned tool pair is one call or result that fails it. ctxgraph is held to every expectation of the scenario as well (`included`, `includedAs`, `omitted`, economy). The phase took %s.\n\n",
+	pf("Every strategy counts with the o200k_base tokenizer, as ctxgraph counts an assembly (`assembly.ChatTokens`). Each strategy runs at two budgets: the scenario's own `tokenBudget`, and exactly the tokens ctxgraph's assembly used. The checks are the scenario's `contains` (present) and `notContains` (absent: a leak otherwise) read as text on what the strategy would send, the content of every message the scenario expects included (`included`, `includedAs`), plus one check that a provider accepts the request: every tool call has its result right after it and every result its call (OpenAI rejects the request otherwise; an orphaned tool pair is one call or result that fails it), and there is a message besides the system text (Anthropic rejects it otherwise). ctxgraph is held to every expectation of the scenario as well (`included`, `includedAs`, `omitted`, economy). The phase took %s.\n\n",
 		r.Elapsed.Round(time.Millisecond))
 	pf("%s\n", r.Summary)
 	if r.PlotRelPath != "" {
@@ -160,7 +160,7 @@ func (b *bench) reportPeers(pf func(string, ...any)) {
 	if r.Refits != "" {
 		pf("ctxgraph's assembly requested again with its own token count as the budget, where that changed what it sent (the rows above use the first assembly):\n\n%s\n", r.Refits)
 	}
-	pf("Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: no message at all (the counted tokens are the reply's priming).\n\n%s\n", r.Table)
+	pf("Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: nothing but system text, which no provider accepts.\n\n%s\n", r.Table)
 	if r.Losses != "" {
 		pf("### What each strategy lost, and where\n\n%s\n", r.Losses)
 	}

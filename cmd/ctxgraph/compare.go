@@ -62,7 +62,7 @@ func runCompare(args []string, stdout io.Writer) error {
 		comps = append(comps, c...)
 	}
 	fmt.Fprintln(stdout, scenario.CompareSummary(comps))
-	fmt.Fprintln(stdout, "Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: no message at all.")
+	fmt.Fprintln(stdout, "Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: nothing but system text, which no provider accepts.")
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, scenario.CompareTable(comps))
 	if losses := scenario.CompareLosses(comps); losses != "" {
