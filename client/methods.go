@@ -1,0 +1,117 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// The endpoints, one method each; every one is a call of Do.
+
+// CreateConversation creates a conversation; the answer names its root branch main.
+func (c *Client) CreateConversation(ctx context.Context, req Conversation) (Created, error) {
+	return create[Created](ctx, c, "/v1/conversations", req)
+}
+
+// DeleteConversation deletes a conversation with everything under it.
+func (c *Client) DeleteConversation(ctx context.Context, id string) error {
+	return c.Do(ctx, http.MethodDelete, "/v1/conversations/"+url.PathEscape(id), nil, nil)
+}
+
+// AddParticipant adds a participant to a conversation.
+func (c *Client) AddParticipant(ctx context.Context, conversationID string, req Participant) (Created, error) {
+	return create[Created](ctx, c, "/v1/conversations/"+url.PathEscape(conversationID)+"/participants", req)
+}
+
+// ForkBranch forks a branch of a conversation.
+func (c *Client) ForkBranch(ctx context.Context, conversationID string, req Fork) (Created, error) {
+	return create[Created](ctx, c, "/v1/conversations/"+url.PathEscape(conversationID)+"/branches", req)
+}
+
+// AppendMessage appends a message to a branch.
+func (c *Client) AppendMessage(ctx context.Context, branchID string, req Message) (Created, error) {
+	return create[Created](ctx, c, "/v1/branches/"+url.PathEscape(branchID)+"/messages", req)
+}
+
+// StartRun starts a run on a branch.
+func (c *Client) StartRun(ctx context.Context, branchID string, req Run) (Created, error) {
+	return create[Created](ctx, c, "/v1/branches/"+url.PathEscape(branchID)+"/runs", req)
+}
+
+// FinishRun ends a run.
+func (c *Client) FinishRun(ctx context.Context, runID string, req RunEnd) error {
+	return c.Do(ctx, http.MethodPatch, "/v1/runs/"+url.PathEscape(runID), req, nil)
+}
+
+// RequestToolCall records a call a run's model asked for.
+func (c *Client) RequestToolCall(ctx context.Context, runID string, req ToolCall) (Created, error) {
+	return create[Created](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/tool-calls", req)
+}
+
+// RecordToolResult records a call's outcome, its artifact and the memories derived from it.
+func (c *Client) RecordToolResult(ctx context.Context, toolCallID string, req ToolResult) (RecordedResult, error) {
+	return create[RecordedResult](ctx, c, "/v1/tool-calls/"+url.PathEscape(toolCallID)+"/result", req)
+}
+
+// DeriveMemory derives a memory from artifacts.
+func (c *Client) DeriveMemory(ctx context.Context, req Memory) (Created, error) {
+	return create[Created](ctx, c, "/v1/memories", req)
+}
+
+// DeleteArtifact removes an artifact and its raw payload; memories derived from it stay,
+// their provenance broken.
+func (c *Client) DeleteArtifact(ctx context.Context, id string) error {
+	return c.Do(ctx, http.MethodDelete, "/v1/artifacts/"+url.PathEscape(id), nil, nil)
+}
+
+// RecordSkills records the skill state of a run.
+func (c *Client) RecordSkills(ctx context.Context, runID string, req Skills) (Created, error) {
+	return create[Created](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/skills", req)
+}
+
+// Checkpoint records a run's resumable state.
+func (c *Client) Checkpoint(ctx context.Context, runID string, req Checkpoint) (Created, error) {
+	return create[Created](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/checkpoints", req)
+}
+
+// Promote promotes a child run's records and report to its parent.
+func (c *Client) Promote(ctx context.Context, runID string, req Promotion) (Promoted, error) {
+	return create[Promoted](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/promote", req)
+}
+
+// Assemble assembles the context of the next model call.
+func (c *Client) Assemble(ctx context.Context, req AssemblyRequest) (Assembly, error) {
+	return create[Assembly](ctx, c, "/v1/assemblies", req)
+}
+
+// GetAssembly reads a recorded assembly.
+func (c *Client) GetAssembly(ctx context.Context, id string) (Assembly, error) {
+	var a Assembly
+	err := c.Do(ctx, http.MethodGet, "/v1/assemblies/"+url.PathEscape(id), nil, &a)
+	return a, err
+}
+
+// Explain says why an assembly included or omitted the record ref.
+func (c *Client) Explain(ctx context.Context, assemblyID, ref string) (Explanation, error) {
+	var ex Explanation
+	err := c.Do(ctx, http.MethodGet, "/v1/assemblies/"+url.PathEscape(assemblyID)+"/explain?ref="+url.QueryEscape(ref), nil, &ex)
+	return ex, err
+}
+
+// Replay re-runs an assembly under its recorded policy version and snapshot.
+func (c *Client) Replay(ctx context.Context, assemblyID string) (ReplayReport, error) {
+	return create[ReplayReport](ctx, c, "/v1/assemblies/"+url.PathEscape(assemblyID)+"/replay", nil)
+}
+
+// Generate runs a turn. When every run failed the server answers 502 with the same body:
+// Generate then returns the *Error (its Response holds the runs).
+func (c *Client) Generate(ctx context.Context, req GenerationRequest) (Generation, error) {
+	return create[Generation](ctx, c, "/v1/generations", req)
+}
+
+// create POSTs body to path and decodes the answer as T.
+func create[T any](ctx context.Context, c *Client, path string, body any) (T, error) {
+	var out T
+	err := c.Do(ctx, http.MethodPost, path, body, &out)
+	return out, err
+}
