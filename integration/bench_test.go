@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
 
@@ -51,7 +52,7 @@ func newBenchServer() (*api.Server, string) {
 func seedWorld(b *testing.B, cfg seed.Config) seededWorld {
 	srv, key := newBenchServer()
 	w := seededWorld{srv: srv, key: key}
-	w.summary, w.err = seed.Generate(context.Background(), seed.Client{Handler: srv, Key: key}, cfg)
+	w.summary, w.err = seed.Generate(context.Background(), &client.Client{Handler: srv, Key: key}, cfg)
 	if w.err != nil {
 		return w
 	}

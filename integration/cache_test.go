@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
 
@@ -80,7 +81,7 @@ func cachedAssembliesReplayFresh(t *testing.T, trace bool) {
 	h := newHarness(t)
 	ah := &assemblingHandler{h: h, trace: trace}
 	stats := sharedStore.RecordCacheStats()
-	sum, err := seed.Generate(t.Context(), seed.Client{Handler: ah, Key: h.key},
+	sum, err := seed.Generate(t.Context(), &client.Client{Handler: ah, Key: h.key},
 		seed.Config{Rounds: 40, Branches: 4, Participants: 4, Seed: 7})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)
@@ -155,7 +156,7 @@ func cachedAssembliesReplayFresh(t *testing.T, trace bool) {
 // fresh read of the graph.
 func TestSharedViewsFollowWrites(t *testing.T) {
 	h := newHarness(t)
-	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
 		seed.Config{Rounds: 24, Branches: 4, Participants: 2, Seed: 11})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)
@@ -466,7 +467,7 @@ func TestFirstAssembliesShareOneRead(t *testing.T) {
 	store := openStore(blobDir)
 	defer store.Close(context.Background())
 	h := newHarnessWith(t, store, "")
-	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
 		seed.Config{Rounds: 60, Branches: 3, Participants: 1, Seed: 5})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)

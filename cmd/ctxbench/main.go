@@ -62,6 +62,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
@@ -911,7 +912,7 @@ func (b *bench) seedRow(ctx context.Context, row *scaleRow) {
 		if b.o.seedLimit > 0 {
 			sctx, cancel = context.WithTimeout(ctx, b.o.seedLimit)
 		}
-		sum, err := seed.Generate(sctx, seed.Client{Handler: b.srv, Key: b.key}, row.config(b.o.seedConc))
+		sum, err := seed.Generate(sctx, &client.Client{Handler: b.srv, Key: b.key}, row.config(b.o.seedConc))
 		timedOut := sctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		row.Neo4jAfter = b.duData()
@@ -1220,7 +1221,7 @@ func (b *bench) runLoad(ctx context.Context) {
 	if sum.ConversationID == "" {
 		row := &scaleRow{Rounds: 1000, Branches: 10, Participants: 1}
 		logf("load: seeding the 1000x10x1 conversation")
-		s, err := seed.Generate(ctx, seed.Client{Handler: b.srv, Key: b.key}, row.config(b.o.seedConc))
+		s, err := seed.Generate(ctx, &client.Client{Handler: b.srv, Key: b.key}, row.config(b.o.seedConc))
 		if s.ConversationID != "" {
 			b.convs = append(b.convs, b.key+"|"+s.ConversationID)
 		}
