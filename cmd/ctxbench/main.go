@@ -625,7 +625,7 @@ func (b *bench) runEconomy(ctx context.Context) {
 			e.Errors = append(e.Errors, name+": loading: "+err.Error())
 			continue
 		}
-		runner := scenario.Runner{Client: b.client, BaseURL: b.base, Key: b.scKeys[f]}
+		runner := scenario.Runner{Client: &client.Client{HTTP: b.client, BaseURL: b.base, Key: b.scKeys[f]}}
 		res, err := runner.Run(ctx, sc)
 		e.Results = append(e.Results, res)
 		if err != nil {
