@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/api"
-	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/seed"
+	"github.com/ctxgraph/ctxgraph/server"
 )
 
 // seededWorld is a generated conversation with the server and key that can read it. It is
@@ -40,12 +40,8 @@ var (
 // fresh account with its key.
 func newBenchServer() (*api.Server, string) {
 	key := "bench-key-" + randomHex(8)
-	srv := api.New(api.Config{
-		Graph: sharedStore, Idempotency: sharedStore, Health: sharedStore,
-		Assembler: assembly.NewService(sharedStore), Assemblies: sharedStore,
-		Keys: map[string]string{key: "bench-" + randomHex(6)},
-	})
-	return srv, key
+	srv := server.New(server.Config{Store: sharedStore, Keys: map[string]string{key: "bench-" + randomHex(6)}})
+	return srv.API, key
 }
 
 // seedWorld generates cfg through the API in-process and logs what it wrote.

@@ -2,8 +2,8 @@
 // shared scenarios, assembly latency and store size at scale, the floor of a Neo4j round
 // trip, and a mixed read/write load, written up as docs/benchmarks.md with PNG plots.
 //
-// It wires the API in-process exactly like the integration harness (cypher.Open, Migrate,
-// the o200k_base tokenizer, api.New with assembly.NewService) and serves it with a real
+// It wires the API in-process with server.New, as cmd/ctxgraph and the integration harness
+// do (over server.OpenStore and Migrate), and serves it with a real
 // net/http server on 127.0.0.1:0, so every timed request goes over loopback REST. Synthetic
 // conversations are written by seed.Generate in-process (seeding is not what is timed).
 //
@@ -60,15 +60,13 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ctxgraph/ctxgraph/api"
-	"github.com/ctxgraph/ctxgraph/assembly"
-	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/cypher"
-	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
 	"github.com/ctxgraph/ctxgraph/scenario"
 	"github.com/ctxgraph/ctxgraph/seed"
+	"github.com/ctxgraph/ctxgraph/server"
 )
 
 // options are the command's flags.
@@ -447,19 +445,14 @@ func newBench(o options) (*bench, error) {
 	if b.blobDir, err = os.MkdirTemp("", "ctxbench-blobs-"); err != nil {
 		return nil, err
 	}
-	blobs, err := blob.Open(b.blobDir)
-	if err != nil {
-		return nil, err
-	}
 	cypher.TuneGarbageCollector()
-	b.store, err = cypher.Open(cypher.Config{
+	b.store, err = server.OpenStore(cypher.Config{
 		URI: o.neo4jURI, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
 		Database: orDefault(os.Getenv("NEO4J_DATABASE"), "neo4j"),
-	}, blobs)
+	}, b.blobDir)
 	if err != nil {
 		return nil, err
 	}
-	b.store.Tokens = assembly.MustTokenizer("o200k_base")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := b.store.Migrate(ctx); err != nil {
@@ -483,7 +476,6 @@ func newBench(o options) (*bench, error) {
 	b.serverErrs = &errorLog{counts: map[string]int{}}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
 		zapcore.AddSync(io.MultiWriter(os.Stderr, b.serverErrs)), zap.ErrorLevel))
-	asm := assembly.NewService(b.store)
 	var providers []provider.Config
 	if slices.Contains(o.phaseOrder, "generation") {
 		if b.katan, b.stopKatan, err = startKatan(); err != nil {
@@ -493,12 +485,8 @@ func newBench(o options) (*bench, error) {
 			return nil, err
 		}
 	}
-	b.srv = api.New(api.Config{
-		Graph: b.store, Idempotency: b.store, Health: b.store,
-		Assembler: asm, Assemblies: b.store, Keys: keys, Log: log,
-		Generator: &generation.Service{Graph: b.store, Calls: b.store, Assembler: asm, Providers: provider.NewRegistry(providers),
-			Observe: b.steps.observe},
-	})
+	// Wired as cmd/ctxgraph wires it, without the metrics: the scheduler is never started.
+	b.srv = server.New(server.Config{Store: b.store, Keys: keys, Log: log, Providers: providers, ObserveStep: b.steps.observe}).API
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
