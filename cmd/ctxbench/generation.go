@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
@@ -189,9 +190,9 @@ type generationAnswer struct {
 }
 
 func (b *bench) generationBody(branch, participant string, i int, stream bool) []byte {
-	return mustJSON(map[string]any{
-		"branchId": branch, "participantIds": []string{participant}, "tokenBudget": b.o.budget, "stream": stream,
-		"userMessage": map[string]any{"content": fmt.Sprintf("Generation %d: how do the Q3 figures compare with the forecast?", i)},
+	return mustJSON(client.GenerationRequest{
+		BranchID: branch, ParticipantIDs: []string{participant}, TokenBudget: b.o.budget, Stream: stream,
+		UserMessage: &client.UserMessage{Content: fmt.Sprintf("Generation %d: how do the Q3 figures compare with the forecast?", i)},
 	})
 }
 
@@ -281,19 +282,9 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 // openai adapter serialises it, with the assembly's server-side time as its record keeps
 // it (graph, policy and serialise: the record holds no time for its own write).
 func (b *bench) providerRequest(ctx context.Context, assemblyID, modelName string) ([]byte, time.Duration, error) {
-	st, body, _, err := b.call(ctx, b.key, http.MethodGet, "/v1/assemblies/"+assemblyID, nil)
-	if err != nil || st != http.StatusOK {
-		return nil, 0, fmt.Errorf("reading assembly %s: %d %v", assemblyID, st, err)
-	}
-	var a struct {
-		Messages []model.ChatMessage `json:"messages"`
-		Request  struct {
-			Model string `json:"model"`
-		} `json:"request"`
-		TimingsMs model.Timings `json:"timingsMs"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, 0, err
+	a, err := b.api.WithKey(b.key).GetAssembly(ctx, assemblyID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading assembly %s: %w", assemblyID, err)
 	}
 	if modelName == "" {
 		modelName = a.Request.Model
@@ -391,16 +382,16 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 	type conv struct{ branch, participant string }
 	convs := make([]conv, clients)
 	for i := range convs {
-		st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/conversations", mustJSON(map[string]any{"title": fmt.Sprintf("generation load %d", i)}))
-		var c struct{ ID, BranchID string }
+		st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/conversations", mustJSON(client.Conversation{Title: fmt.Sprintf("generation load %d", i)}))
+		var c client.Created
 		if err != nil || st != http.StatusCreated || json.Unmarshal(body, &c) != nil {
 			l.Err = fmt.Sprintf("creating a conversation: %d %v", st, err)
 			return l
 		}
 		b.convs = append(b.convs, b.key+"|"+c.ID)
 		st, body, _, err = b.call(ctx, b.key, http.MethodPost, "/v1/conversations/"+c.ID+"/participants",
-			mustJSON(map[string]any{"kind": "model", "name": "gpt", "provider": "openai", "model": "ctxgraph-test"}))
-		var p struct{ ID string }
+			mustJSON(client.Participant{Kind: "model", Name: "gpt", Provider: "openai", Model: "ctxgraph-test"}))
+		var p client.Created
 		if err != nil || st != http.StatusCreated || json.Unmarshal(body, &p) != nil {
 			l.Err = fmt.Sprintf("adding a participant: %d %v", st, err)
 			return l
