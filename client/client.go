@@ -31,6 +31,9 @@ type Client struct {
 	HTTP *http.Client
 	// Handler, when set, serves the requests in-process instead of HTTP (an api.Server).
 	Handler http.Handler
+	// Header holds headers sent with every request besides the key's (an
+	// Idempotency-Key, say); WithHeader adds one to a copy of the client.
+	Header http.Header
 }
 
 // New returns a client of the server at baseURL that authenticates with key.
@@ -43,6 +46,18 @@ func New(baseURL, key string) *Client {
 func (c *Client) WithKey(key string) *Client {
 	cp := *c
 	cp.Key = key
+	return &cp
+}
+
+// WithHeader returns a copy of c that also sends the header name with value: for example
+// c.WithHeader("Idempotency-Key", k) for a write that may be retried.
+func (c *Client) WithHeader(name, value string) *Client {
+	cp := *c
+	cp.Header = c.Header.Clone()
+	if cp.Header == nil {
+		cp.Header = http.Header{}
+	}
+	cp.Header.Set(name, value)
 	return &cp
 }
 
@@ -106,6 +121,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	}
 	if c.Key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	for name, values := range c.Header {
+		req.Header[name] = values
 	}
 	resp, err := c.roundTrip(req)
 	if err != nil {

@@ -85,10 +85,10 @@ func TestTypedMethodsOverHTTP(t *testing.T) {
 		t.Errorf("got %q, want %q", got.BranchID, want)
 	}
 	var other Created
-	if err := c.WithKey("other").Do(context.Background(), http.MethodGet, "/v1/assemblies/a/explain?ref=x", nil, &other); err != nil {
+	if err := c.WithKey("other").WithHeader("Content-Type", "text/plain").Do(context.Background(), http.MethodGet, "/v1/assemblies/a/explain?ref=x", nil, &other); err != nil {
 		t.Fatal(err)
 	}
-	if want := "Bearer other||"; other.BranchID != want || c.Key != "k" {
-		t.Errorf("WithKey: got %q (and the original key %q), want %q and k kept", other.BranchID, c.Key, want)
+	if want := "Bearer other|text/plain|"; other.BranchID != want || c.Key != "k" || c.Header != nil {
+		t.Errorf("WithKey and WithHeader: got %q (and the original key %q, headers %v), want %q and the original kept", other.BranchID, c.Key, c.Header, want)
 	}
 }

@@ -51,18 +51,12 @@ func (a *assemblingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || m == nil || rec.Code != http.StatusCreated {
 		return
 	}
-	var msg struct {
-		ParticipantID string `json:"participantId"`
-		RunID         string `json:"runId"`
-	}
+	var msg client.Message
 	if err := json.Unmarshal(body.Bytes(), &msg); err != nil || msg.ParticipantID == "" {
 		return
 	}
-	req := map[string]any{"branchId": m[1], "participantId": msg.ParticipantID, "tokenBudget": 2000, "trace": a.trace}
-	if msg.RunID != "" {
-		req["runId"] = msg.RunID
-	}
-	out := a.h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", req)
+	out := a.h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", client.AssemblyRequest{
+		BranchID: m[1], ParticipantID: msg.ParticipantID, RunID: msg.RunID, TokenBudget: 2000, Trace: a.trace})
 	a.assemblies = append(a.assemblies, str(out, "id"))
 }
 

@@ -1,11 +1,10 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/generation"
 )
 
@@ -104,25 +104,16 @@ func (h *harness) startServer(bin string, env ...string) serverProcess {
 // send makes a request of a server process as the harness's account.
 func (h *harness) send(p serverProcess, want int, method, path string, body any) map[string]any {
 	h.t.Helper()
-	var reader io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		reader = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequest(method, p.base+path, reader)
-	req.Header.Set("Authorization", "Bearer "+h.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	var resp client.Response
+	err := client.New(p.base, h.key).Do(h.t.Context(), method, path, body, &resp)
+	if refused := (*client.Error)(nil); err != nil && !errors.As(err, &refused) {
 		h.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		h.t.Fatalf("%s %s on %s: got %d, want %d: %s", method, path, p.base, resp.StatusCode, want, data)
+	if resp.Status != want {
+		h.t.Fatalf("%s %s on %s: got %d, want %d: %s", method, path, p.base, resp.Status, want, resp.Body)
 	}
 	var out map[string]any
-	_ = json.Unmarshal(data, &out)
+	_ = json.Unmarshal(resp.Body, &out)
 	return out
 }
 
