@@ -42,7 +42,7 @@ func (b *bench) writeReport(final bool) error {
 	pf("| OS | %s |\n", s.Kernel)
 	pf("| Go | %s (GOMAXPROCS %d) |\n", runtime.Version(), runtime.GOMAXPROCS(0))
 	pf("| Neo4j | %s |\n", s.Neo4j)
-	pf("| wiring | ctxgraph in-process (cypher.Open, Migrate, o200k_base tokenizer, api.New with assembly.NewService) behind a real `net/http` server on %s; every timed request goes over loopback HTTP. The benchmark client runs in the same process (it shares the %d CPUs with the server and with Neo4j). |\n", b.base, s.NProc)
+	pf("| wiring | ctxgraph in-process, wired by server.New as cmd/ctxgraph wires it (over server.OpenStore and Migrate, without metrics or a running scheduler), behind a real `net/http` server on %s; every timed request goes over loopback HTTP. The benchmark client runs in the same process (it shares the %d CPUs with the server and with Neo4j). |\n", b.base, s.NProc)
 	pf("| matrix | %s |\n", b.matrixText())
 	pf("| total time | %s |\n", b.elapsed().Round(time.Second))
 	if b.o.replot != "" {
