@@ -10,9 +10,11 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -87,13 +89,27 @@ func (e *Error) Error() string {
 		clip(e.Response, 2000), clip(e.Request, 2000))
 }
 
+// Event is one event of a streamed answer (text/event-stream, DESIGN §6 "Streaming").
+type Event struct {
+	// Name is the event's name: model.EventRunStarted, model.EventMessageDelta, ...
+	Name string
+	// Data is the event's JSON.
+	Data json.RawMessage
+}
+
+// Events, passed as Do's out, reads a streamed 2xx answer event by event as it arrives
+// (over HTTP; a Handler's answer arrives whole) and calls the function with each. An error
+// it returns ends the request, closing the stream, and Do returns it.
+type Events func(Event) error
+
 // Do is the one request function: it sends method and path (which may carry a query) with
 // body and decodes a 2xx answer into out.
 //
 // body is nil for none; []byte and json.RawMessage are sent as they are; anything else is
 // encoded with Marshal. out is nil to discard the answer, a *Response to receive it as it
-// came (whatever its status), or a pointer to decode the JSON into. An answer outside 2xx
-// returns *Error; a failure to send returns the transport's error.
+// came (whatever its status), Events to read a stream, or a pointer to decode the JSON
+// into. An answer outside 2xx returns *Error; a failure to send returns the transport's
+// error.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	var payload []byte
 	switch b := body.(type) {
@@ -125,7 +141,12 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	for name, values := range c.Header {
 		req.Header[name] = values
 	}
-	resp, err := c.roundTrip(req)
+	events, _ := out.(Events)
+	resp, err := c.roundTrip(req, events)
+	var stopped eventError
+	if errors.As(err, &stopped) {
+		return stopped.err
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -135,7 +156,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	if resp.Status < 200 || resp.Status > 299 {
 		return newError(method, path, payload, resp)
 	}
-	if _, raw := out.(*Response); out == nil || raw {
+	if _, raw := out.(*Response); out == nil || raw || events != nil {
 		return nil
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
@@ -145,15 +166,20 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	return nil
 }
 
-// roundTrip sends req in-process or over HTTP and reads the whole answer.
-func (c *Client) roundTrip(req *http.Request) (Response, error) {
+// roundTrip sends req in-process or over HTTP and reads the whole answer, or, when events
+// is set and the status is 2xx, the stream of events.
+func (c *Client) roundTrip(req *http.Request, events Events) (Response, error) {
 	if c.Handler != nil {
 		if req.Body == nil {
 			req.Body = http.NoBody // a server's handler always has a body to read
 		}
 		rec := httptest.NewRecorder()
 		c.Handler.ServeHTTP(rec, req)
-		return Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}, nil
+		resp := Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+		if events != nil && resp.Status >= 200 && resp.Status <= 299 {
+			return resp, readEvents(bytes.NewReader(resp.Body), events)
+		}
+		return resp, nil
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -164,11 +190,51 @@ func (c *Client) roundTrip(req *http.Request) (Response, error) {
 		return Response{}, err
 	}
 	defer resp.Body.Close()
+	if events != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return Response{Status: resp.StatusCode, Header: resp.Header}, readEvents(resp.Body, events)
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return Response{}, fmt.Errorf("reading the response: %w", err)
 	}
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// eventError carries the error an Events function returned, to be returned as it is.
+type eventError struct{ err error }
+
+func (e eventError) Error() string { return e.err.Error() }
+
+// readEvents reads text/event-stream from r and calls events with each event: `event:`
+// names it, `data:` lines are its data, a blank line ends it, comment lines keep the
+// stream open and are skipped.
+func readEvents(r io.Reader, events Events) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var e Event
+	var data []byte
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if e.Name != "" || data != nil {
+				e.Data = json.RawMessage(data)
+				if err := events(e); err != nil {
+					return eventError{err}
+				}
+			}
+			e, data = Event{}, nil
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "event:"):
+			e.Name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			if data != nil {
+				data = append(data, '\n')
+			}
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+		}
+	}
+	return sc.Err()
 }
 
 func newError(method, path string, request []byte, resp Response) *Error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 )
 
@@ -91,4 +92,33 @@ func TestTypedMethodsOverHTTP(t *testing.T) {
 	if want := "Bearer other|text/plain|"; other.BranchID != want || c.Key != "k" || c.Header != nil {
 		t.Errorf("WithKey and WithHeader: got %q (and the original key %q, headers %v), want %q and the original kept", other.BranchID, c.Key, c.Header, want)
 	}
+}
+
+func TestEventsArriveOneByOneAndStopTheStream(t *testing.T) {
+	stopped := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, ": open\n\nevent: run.started\ndata: {\"runId\":\"run_1\"}\n\nevent: message.delta\ndata: {\"text\":\"a\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the client goes away: nothing more is written
+		close(stopped)
+	}))
+	defer srv.Close()
+	var got []string
+	errEnough := errors.New("enough")
+	err := New(srv.URL, "k").GenerateStream(context.Background(), GenerationRequest{BranchID: "b", ParticipantIDs: []string{"p"}},
+		func(e Event) error {
+			got = append(got, e.Name+" "+string(e.Data))
+			if e.Name == "message.delta" {
+				return errEnough
+			}
+			return nil
+		})
+	if !errors.Is(err, errEnough) {
+		t.Fatalf("got %v, want the function's error", err)
+	}
+	if want := []string{`run.started {"runId":"run_1"}`, `message.delta {"text":"a"}`}; !slices.Equal(got, want) {
+		t.Errorf("got events %q, want %q", got, want)
+	}
+	<-stopped
 }

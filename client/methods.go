@@ -109,6 +109,14 @@ func (c *Client) Generate(ctx context.Context, req GenerationRequest) (Generatio
 	return create[Generation](ctx, c, "/v1/generations", req)
 }
 
+// GenerateStream runs a turn as a stream, calling on with each event as it arrives, up to
+// done (DESIGN §6 "Streaming"). An error on returns ends the stream, which cancels the
+// turn's runs.
+func (c *Client) GenerateStream(ctx context.Context, req GenerationRequest, on Events) error {
+	req.Stream = true
+	return c.Do(ctx, http.MethodPost, "/v1/generations", req, on)
+}
+
 // create POSTs body to path and decodes the answer as T.
 func create[T any](ctx context.Context, c *Client, path string, body any) (T, error) {
 	var out T

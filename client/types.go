@@ -196,8 +196,8 @@ type GenerationRequest struct {
 	ToolChoice      string   `json:"toolChoice,omitempty"`
 	MaxOutputTokens int      `json:"maxOutputTokens,omitempty"`
 	Temperature     *float64 `json:"temperature,omitempty"`
-	// Stream asks for text/event-stream; Generate does not read streams (send it with Do
-	// and a *Response, or read the events yourself).
+	// Stream asks for text/event-stream: GenerateStream sets it, Generate does not read
+	// streams.
 	Stream bool `json:"stream,omitempty"`
 }
 

@@ -177,18 +177,6 @@ func (b *bench) runGeneration(ctx context.Context) {
 	g.Load = b.generationLoad(ctx, 16)
 }
 
-// generationAnswer is the part of a generation's answer the benchmark reads.
-type generationAnswer struct {
-	Runs []struct {
-		AssemblyID string `json:"assemblyId"`
-		Status     string `json:"status"`
-		Model      string `json:"model"`
-		Error      *struct {
-			Code, Message string
-		} `json:"error"`
-	} `json:"runs"`
-}
-
 func (b *bench) generationBody(branch, participant string, i int, stream bool) []byte {
 	return mustJSON(client.GenerationRequest{
 		BranchID: branch, ParticipantIDs: []string{participant}, TokenBudget: b.o.budget, Stream: stream,
@@ -227,7 +215,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			// The first delta through ctxgraph is timed by a second, streamed request below.
 			continue
 		}
-		var ans generationAnswer
+		var ans client.Generation
 		if json.Unmarshal(body, &ans) != nil || len(ans.Runs) != 1 || ans.Runs[0].Status != model.RunCompleted {
 			fail("generation answered %s", clip(body))
 			continue
@@ -334,43 +322,29 @@ func (b *bench) postKatan(ctx context.Context, body []byte, stream bool) (total,
 
 // firstDelta sends a streamed generation and times its first message.delta event.
 func (b *bench) firstDelta(ctx context.Context, body []byte) (time.Duration, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/v1/generations", bytes.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	start := time.Now()
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
 	var first time.Duration
-	assemblyID, event := "", ""
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-			if event == model.EventMessageDelta && first == 0 {
+	assemblyID := ""
+	start := time.Now()
+	err := b.api.WithKey(b.key).Do(ctx, http.MethodPost, "/v1/generations", body, client.Events(func(e client.Event) error {
+		switch e.Name {
+		case model.EventMessageDelta:
+			if first == 0 {
 				first = time.Since(start)
 			}
-		case strings.HasPrefix(line, "data: ") && event == model.EventRunStarted:
+		case model.EventRunStarted:
 			var s struct {
 				AssemblyID string `json:"assemblyId"`
 			}
-			_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &s)
+			_ = json.Unmarshal(e.Data, &s)
 			assemblyID = s.AssemblyID
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}))
+	if err != nil {
 		return 0, "", err
 	}
 	if first == 0 || assemblyID == "" {
-		return 0, "", fmt.Errorf("the stream had no message.delta (status %d)", resp.StatusCode)
+		return 0, "", fmt.Errorf("the stream had no message.delta")
 	}
 	return first, assemblyID, nil
 }
