@@ -32,6 +32,10 @@ func TestClientBodiesAreWhatHandlersBind(t *testing.T) {
 		{"Promotion", client.Promotion{}, promoteRequest{}},
 		{"AssemblyRequest", client.AssemblyRequest{}, assemblyRequest{}},
 		{"GenerationRequest", client.GenerationRequest{}, generationRequest{}},
+		{"ContinueRequest", client.ContinueRequest{}, continueRequest{}},
+		{"DiscussionRequest", client.DiscussionRequest{}, discussionRequest{}},
+		{"SubagentsRequest", client.SubagentsRequest{}, subagentsRequest{}},
+		{"ScheduleRequest", client.ScheduleRequest{}, scheduleRequest{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diffs := compareJSONShapes(reflect.TypeOf(tc.client), reflect.TypeOf(forkBranchRequest{}), ""); tc.name != "Fork" && len(diffs) == 0 {

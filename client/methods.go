@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // The endpoints, one method each; every one is a call of Do.
@@ -86,16 +88,12 @@ func (c *Client) Assemble(ctx context.Context, req AssemblyRequest) (Assembly, e
 
 // GetAssembly reads a recorded assembly.
 func (c *Client) GetAssembly(ctx context.Context, id string) (Assembly, error) {
-	var a Assembly
-	err := c.Do(ctx, http.MethodGet, "/v1/assemblies/"+url.PathEscape(id), nil, &a)
-	return a, err
+	return read[Assembly](ctx, c, "/v1/assemblies/"+url.PathEscape(id))
 }
 
 // Explain says why an assembly included or omitted the record ref.
 func (c *Client) Explain(ctx context.Context, assemblyID, ref string) (Explanation, error) {
-	var ex Explanation
-	err := c.Do(ctx, http.MethodGet, "/v1/assemblies/"+url.PathEscape(assemblyID)+"/explain?ref="+url.QueryEscape(ref), nil, &ex)
-	return ex, err
+	return read[Explanation](ctx, c, "/v1/assemblies/"+url.PathEscape(assemblyID)+"/explain?ref="+url.QueryEscape(ref))
 }
 
 // Replay re-runs an assembly under its recorded policy version and snapshot.
@@ -115,6 +113,88 @@ func (c *Client) Generate(ctx context.Context, req GenerationRequest) (Generatio
 func (c *Client) GenerateStream(ctx context.Context, req GenerationRequest, on Events) error {
 	req.Stream = true
 	return c.Do(ctx, http.MethodPost, "/v1/generations", req, on)
+}
+
+// Continue calls a run's model again with the results of the calls it requested.
+func (c *Client) Continue(ctx context.Context, runID string, req ContinueRequest) (Generation, error) {
+	var out Generation
+	err := c.Do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/continue", req, &out)
+	return out, err
+}
+
+// Resume calls a parent run again, as parent_resume, once every child has ended.
+func (c *Client) Resume(ctx context.Context, runID string, req ContinueRequest) (Generation, error) {
+	var out Generation
+	err := c.Do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/resume", req, &out)
+	return out, err
+}
+
+// Discuss runs discussion rounds: each speaker in turn under the moderator's directive.
+func (c *Client) Discuss(ctx context.Context, req DiscussionRequest) (Generation, error) {
+	return create[Generation](ctx, c, "/v1/discussions", req)
+}
+
+// StartSubagents starts one subagent run per child of a running run.
+func (c *Client) StartSubagents(ctx context.Context, runID string, req SubagentsRequest) (Generation, error) {
+	return create[Generation](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/subagents", req)
+}
+
+// CreateSchedule schedules turns of a conversation at the ticks of a cron expression.
+func (c *Client) CreateSchedule(ctx context.Context, conversationID string, req ScheduleRequest) (model.Schedule, error) {
+	return create[model.Schedule](ctx, c, "/v1/conversations/"+url.PathEscape(conversationID)+"/schedules", req)
+}
+
+// Schedules lists a conversation's schedules with their next and last runs.
+func (c *Client) Schedules(ctx context.Context, conversationID string) ([]model.Schedule, error) {
+	var out struct {
+		Schedules []model.Schedule `json:"schedules"`
+	}
+	err := c.Do(ctx, http.MethodGet, "/v1/conversations/"+url.PathEscape(conversationID)+"/schedules", nil, &out)
+	return out.Schedules, err
+}
+
+// DeleteSchedule deletes a schedule.
+func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
+	return c.Do(ctx, http.MethodDelete, "/v1/schedules/"+url.PathEscape(id), nil, nil)
+}
+
+// The reads of the graph's records, access-checked by the server.
+
+// GetConversation reads a conversation with its branches and participants.
+func (c *Client) GetConversation(ctx context.Context, id string) (model.Conversation, error) {
+	return read[model.Conversation](ctx, c, "/v1/conversations/"+url.PathEscape(id))
+}
+
+// History reads the user-facing transcript of a branch's lineage.
+func (c *Client) History(ctx context.Context, branchID string) (model.History, error) {
+	return read[model.History](ctx, c, "/v1/branches/"+url.PathEscape(branchID)+"/history")
+}
+
+// GetRun reads a run.
+func (c *Client) GetRun(ctx context.Context, id string) (model.Run, error) {
+	return read[model.Run](ctx, c, "/v1/runs/"+url.PathEscape(id))
+}
+
+// GetToolCall reads a tool call.
+func (c *Client) GetToolCall(ctx context.Context, id string) (model.ToolCall, error) {
+	return read[model.ToolCall](ctx, c, "/v1/tool-calls/"+url.PathEscape(id))
+}
+
+// GetMemory reads a memory.
+func (c *Client) GetMemory(ctx context.Context, id string) (model.Memory, error) {
+	return read[model.Memory](ctx, c, "/v1/memories/"+url.PathEscape(id))
+}
+
+// GetArtifact reads an artifact, without its raw payload.
+func (c *Client) GetArtifact(ctx context.Context, id string) (model.Artifact, error) {
+	return read[model.Artifact](ctx, c, "/v1/artifacts/"+url.PathEscape(id))
+}
+
+// read GETs path and decodes the answer as T.
+func read[T any](ctx context.Context, c *Client, path string) (T, error) {
+	var out T
+	err := c.Do(ctx, http.MethodGet, path, nil, &out)
+	return out, err
 }
 
 // create POSTs body to path and decodes the answer as T.

@@ -201,6 +201,69 @@ type GenerationRequest struct {
 	Stream bool `json:"stream,omitempty"`
 }
 
+// ContinueRequest continues a run once every call it requested has a result
+// (POST /v1/runs/{id}/continue), or resumes a parent run (POST /v1/runs/{id}/resume).
+type ContinueRequest struct {
+	TokenBudget     int              `json:"tokenBudget,omitempty"`
+	Tools           []model.ToolSpec `json:"tools,omitempty"`
+	ToolChoice      string           `json:"toolChoice,omitempty"`
+	MaxOutputTokens int              `json:"maxOutputTokens,omitempty"`
+	Temperature     *float64         `json:"temperature,omitempty"`
+	Stream          bool             `json:"stream,omitempty"`
+}
+
+// DiscussionRequest runs discussion rounds (POST /v1/discussions).
+type DiscussionRequest struct {
+	BranchID string `json:"branchId"`
+	// ParticipantIDs is the speaking order.
+	ParticipantIDs []string `json:"participantIds"`
+	// Directive is the moderator's instruction, a system message on the branch.
+	Directive string `json:"directive"`
+	// Topic, when set, is the user message the first speaker answers.
+	Topic           *UserMessage `json:"topic,omitempty"`
+	Rounds          int          `json:"rounds,omitempty"`
+	PolicyVersion   string       `json:"policyVersion,omitempty"`
+	TokenBudget     int          `json:"tokenBudget,omitempty"`
+	MaxOutputTokens int          `json:"maxOutputTokens,omitempty"`
+	Temperature     *float64     `json:"temperature,omitempty"`
+	Stream          bool         `json:"stream,omitempty"`
+}
+
+// Subagent is one child of a fan-out: its participant, its task and its tools.
+type Subagent struct {
+	ParticipantID string           `json:"participantId"`
+	Task          string           `json:"task"`
+	Tools         []model.ToolSpec `json:"tools,omitempty"`
+}
+
+// SubagentsRequest starts subagent runs of a running run (POST /v1/runs/{id}/subagents).
+type SubagentsRequest struct {
+	Children        []Subagent `json:"children"`
+	PolicyVersion   string     `json:"policyVersion,omitempty"`
+	TokenBudget     int        `json:"tokenBudget,omitempty"`
+	MaxOutputTokens int        `json:"maxOutputTokens,omitempty"`
+	Temperature     *float64   `json:"temperature,omitempty"`
+	Stream          bool       `json:"stream,omitempty"`
+}
+
+// ScheduleRequest schedules turns (POST /v1/conversations/{id}/schedules).
+type ScheduleRequest struct {
+	// Cron has five fields, or six with seconds.
+	Cron string `json:"cron"`
+	// Timezone is an IANA zone; empty means UTC.
+	Timezone string `json:"timezone,omitempty"`
+	// BranchID is empty for the conversation's root branch.
+	BranchID       string           `json:"branchId,omitempty"`
+	ParticipantIDs []string         `json:"participantIds"`
+	Prompt         string           `json:"prompt"`
+	PolicyVersion  string           `json:"policyVersion,omitempty"`
+	TokenBudget    int              `json:"tokenBudget,omitempty"`
+	Tools          []model.ToolSpec `json:"tools,omitempty"`
+	// Enabled is nil for enabled.
+	Enabled *bool  `json:"enabled,omitempty"`
+	At      string `json:"at,omitempty"`
+}
+
 // The response bodies.
 
 // Created answers a create: the new record's id, and for a conversation its root branch.
