@@ -82,11 +82,10 @@ func (h *harness) startServer(bin string, env ...string) serverProcess {
 	p := serverProcess{base: "http://" + addr, log: logFile}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if resp, err := http.Get(p.base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
+		var ready client.Response
+		_ = client.New(p.base, "").Do(h.t.Context(), http.MethodGet, "/readyz", nil, &ready) // not ready yet: no answer, or 503
+		if ready.Status == http.StatusOK {
+			return p
 		}
 		select {
 		case <-exited:
