@@ -116,12 +116,11 @@ func (r *resolver) fail(err error) {
 	}
 }
 
-// answer is the part of a create response the generator needs.
+// answer is the part of a create response the generator needs: a record's id (and a new
+// conversation's branch), or a tool result's artifact and memories.
 type answer struct {
-	ID         string   `json:"id"`
-	BranchID   string   `json:"branchId"`
-	ArtifactID string   `json:"artifactId"`
-	MemoryIDs  []string `json:"memoryIds"`
+	client.Created
+	client.RecordedResult
 }
 
 func (e *executor) run(ctx context.Context, o *op, wait bool, sem chan struct{}) error {
