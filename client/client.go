@@ -97,7 +97,7 @@ type Event struct {
 	Data json.RawMessage
 }
 
-// Events, passed as Do's out, reads a streamed 2xx answer event by event as it arrives
+// Events (or a func(Event) error), passed as Do's out, reads a streamed 2xx answer event by event as it arrives
 // (over HTTP; a Handler's answer arrives whole) and calls the function with each. An error
 // it returns ends the request, closing the stream, and Do returns it.
 type Events func(Event) error
@@ -142,6 +142,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		req.Header[name] = values
 	}
 	events, _ := out.(Events)
+	if f, ok := out.(func(Event) error); ok {
+		events = f
+	}
 	resp, err := c.roundTrip(req, events)
 	var stopped eventError
 	if errors.As(err, &stopped) {

@@ -121,4 +121,14 @@ func TestEventsArriveOneByOneAndStopTheStream(t *testing.T) {
 		t.Errorf("got events %q, want %q", got, want)
 	}
 	<-stopped
+
+	var names []string
+	if err := (&Client{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "event: done\ndata: {}\n\n")
+	})}).Do(context.Background(), http.MethodPost, "/v1/generations", nil, func(e Event) error {
+		names = append(names, e.Name)
+		return nil
+	}); err != nil || !slices.Equal(names, []string{"done"}) {
+		t.Errorf("a func literal as out, in-process: got %v and events %v, want done", err, names)
+	}
 }
