@@ -96,22 +96,22 @@ func TestEnumsAreModelsLists(t *testing.T) {
 		body       func(value string) string
 		dst        func() any
 	}{
-		{"participantkind", "kind", model.ParticipantKinds,
+		{"participantkind", "kind", values(model.ParticipantKinds),
 			func(v string) string { return `{"kind":"` + v + `","name":"n"}` }, func() any { return &addParticipantRequest{} }},
-		{"messagerole", "role", model.MessageRoles,
+		{"messagerole", "role", values(model.MessageRoles),
 			func(v string) string { return `{"role":"` + v + `","content":"c"}` }, func() any { return &appendMessageRequest{} }},
-		{"runtimekind", "runtimeKind", model.RuntimeKinds,
+		{"runtimekind", "runtimeKind", values(model.RuntimeKinds),
 			func(v string) string { return `{"participantId":"p","runtimeKind":"` + v + `"}` }, func() any { return &startRunRequest{} }},
-		{"turnruntimekind", "runtimeKind", model.TurnRuntimeKinds,
+		{"turnruntimekind", "runtimeKind", values(model.TurnRuntimeKinds),
 			func(v string) string { return `{"branchId":"b","participantIds":["p"],"runtimeKind":"` + v + `"}` },
 			func() any { return &generationRequest{} }},
-		{"runendstatus", "status", model.RunEndStatuses,
+		{"runendstatus", "status", values(model.RunEndStatuses),
 			func(v string) string { return `{"status":"` + v + `"}` }, func() any { return &finishRunRequest{} }},
-		{"toolresultstatus", "status", model.ToolResultStatuses,
+		{"toolresultstatus", "status", values(model.ToolResultStatuses),
 			func(v string) string { return `{"status":"` + v + `","error":{"code":"c"}}` }, func() any { return &toolResultRequest{} }},
-		{"visibility", "visibility", model.Visibilities,
+		{"visibility", "visibility", values(model.Visibilities),
 			func(v string) string { return `{"summary":"s","visibility":"` + v + `"}` }, func() any { return &memoryRequest{} }},
-		{"freshnessclass", "freshnessClass", model.FreshnessClasses,
+		{"freshnessclass", "freshnessClass", values(model.FreshnessClasses),
 			func(v string) string { return `{"summary":"s","freshnessClass":"` + v + `"}` }, func() any { return &memoryRequest{} }},
 	} {
 		t.Run(tc.tag, func(t *testing.T) {
