@@ -20,6 +20,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // Client sends requests to one ctxgraph server as one account. Its zero value is not
@@ -257,15 +259,10 @@ func newError(method, path string, request []byte, resp Response) *Error {
 
 // Marshal encodes v as the client sends request bodies: JSON without HTML escaping, so that
 // text keeps `&`, `<` and `>` as written, and raw JSON values (json.RawMessage) compacted
-// but otherwise kept (key order, number literals).
+// but otherwise kept (key order, number literals). It is model.EncodeJSON, the encoding the
+// server answers with.
 func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return model.EncodeJSON(v)
 }
 
 // clip returns b without surrounding space, cut to n bytes.
