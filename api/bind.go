@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,13 +17,39 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/labstack/echo/v4"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // rfc3339 is the validation tag for time fields; they are strings in the request structs so
 // that a malformed time is reported with its field name.
 const rfc3339 = "2006-01-02T15:04:05Z07:00"
 
-// newValidator returns a validator that names fields by their JSON names.
+// enums are the validation tags of the fields whose values come from one of model's lists:
+// a request struct names the list (`validate:"omitempty,visibility"`), never a copy of its
+// values, so that the contract's vocabulary is written down once.
+var enums = map[string][]string{
+	"participantkind":  values(model.ParticipantKinds),
+	"messagerole":      values(model.MessageRoles),
+	"runtimekind":      values(model.RuntimeKinds),
+	"turnruntimekind":  values(model.TurnRuntimeKinds),
+	"runendstatus":     values(model.RunEndStatuses),
+	"toolresultstatus": values(model.ToolResultStatuses),
+	"visibility":       values(model.Visibilities),
+	"freshnessclass":   values(model.FreshnessClasses),
+}
+
+// values returns a list of model's enumerated values as strings.
+func values[T ~string](list []T) []string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// newValidator returns a validator that names fields by their JSON names and knows the
+// enums.
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
@@ -32,6 +59,13 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
+	for tag, allowed := range enums {
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
+			return slices.Contains(allowed, fl.Field().String())
+		}); err != nil {
+			panic(err) // a tag name the validator rejects is a programming error
+		}
+	}
 	return v
 }
 
@@ -312,6 +346,9 @@ func validationError(err error) error {
 }
 
 func describeRule(field string, fe validator.FieldError) string {
+	if allowed, ok := enums[fe.Tag()]; ok {
+		return fmt.Sprintf("%s must be one of: %s", field, strings.Join(allowed, ", "))
+	}
 	switch fe.Tag() {
 	case "required":
 		return field + " is required"

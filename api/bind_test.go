@@ -4,8 +4,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 func bindBody(t *testing.T, body string, dst any) error {
@@ -81,5 +84,51 @@ func TestBindAcceptsTheLimits(t *testing.T) {
 	var absent assemblyRequest
 	if err := bindBody(t, `{"branchId":"b","participantId":"p"}`, &absent); err != nil || absent.TokenBudget != nil {
 		t.Errorf("no tokenBudget: %v, %v; want it absent so the default applies", err, absent.TokenBudget)
+	}
+}
+
+// TestEnumsAreModelsLists checks each enum field against model's list: every value of the
+// list binds, anything else is refused with the list in the message.
+func TestEnumsAreModelsLists(t *testing.T) {
+	for _, tc := range []struct {
+		tag, field string
+		list       []string
+		body       func(value string) string
+		dst        func() any
+	}{
+		{"participantkind", "kind", values(model.ParticipantKinds),
+			func(v string) string { return `{"kind":"` + v + `","name":"n"}` }, func() any { return &addParticipantRequest{} }},
+		{"messagerole", "role", values(model.MessageRoles),
+			func(v string) string { return `{"role":"` + v + `","content":"c"}` }, func() any { return &appendMessageRequest{} }},
+		{"runtimekind", "runtimeKind", values(model.RuntimeKinds),
+			func(v string) string { return `{"participantId":"p","runtimeKind":"` + v + `"}` }, func() any { return &startRunRequest{} }},
+		{"turnruntimekind", "runtimeKind", values(model.TurnRuntimeKinds),
+			func(v string) string { return `{"branchId":"b","participantIds":["p"],"runtimeKind":"` + v + `"}` },
+			func() any { return &generationRequest{} }},
+		{"runendstatus", "status", values(model.RunEndStatuses),
+			func(v string) string { return `{"status":"` + v + `"}` }, func() any { return &finishRunRequest{} }},
+		{"toolresultstatus", "status", values(model.ToolResultStatuses),
+			func(v string) string { return `{"status":"` + v + `","error":{"code":"c"}}` }, func() any { return &toolResultRequest{} }},
+		{"visibility", "visibility", values(model.Visibilities),
+			func(v string) string { return `{"summary":"s","visibility":"` + v + `"}` }, func() any { return &memoryRequest{} }},
+		{"freshnessclass", "freshnessClass", values(model.FreshnessClasses),
+			func(v string) string { return `{"summary":"s","freshnessClass":"` + v + `"}` }, func() any { return &memoryRequest{} }},
+	} {
+		t.Run(tc.tag, func(t *testing.T) {
+			if got := enums[tc.tag]; !slices.Equal(got, tc.list) {
+				t.Fatalf("got enum %s = %v, want model's list %v", tc.tag, got, tc.list)
+			}
+			for _, v := range tc.list {
+				if err := bindBody(t, tc.body(v), tc.dst()); err != nil {
+					t.Errorf("%s %q: got %v, want it accepted", tc.field, v, err)
+				}
+			}
+			err := bindBody(t, tc.body("bogus"), tc.dst())
+			var he *httpError
+			want := tc.field + " must be one of: " + strings.Join(tc.list, ", ")
+			if !errors.As(err, &he) || he.field != tc.field || he.message != want {
+				t.Errorf("%s \"bogus\": got %v, want field %s and message %q", tc.field, err, tc.field, want)
+			}
+		})
 	}
 }

@@ -49,7 +49,7 @@ type generationRequest struct {
 	ParticipantIDs   []string         `json:"participantIds" validate:"required,min=1,max=8,unique,dive,required,max=100"`
 	UserMessage      *userMessageBody `json:"userMessage"`
 	ParentMessageIDs []string         `json:"parentMessageIds" validate:"omitempty,max=100,dive,required,max=100"`
-	RuntimeKind      string           `json:"runtimeKind" validate:"omitempty,oneof=chat multi_model branch_submission"`
+	RuntimeKind      string           `json:"runtimeKind" validate:"omitempty,turnruntimekind"`
 	PolicyVersion    string           `json:"policyVersion" validate:"max=200"`
 	TokenBudget      *int             `json:"tokenBudget" validate:"omitempty,gte=1,lte=2000000"`
 	ExactArtifactIDs []string         `json:"exactArtifactIds" validate:"omitempty,max=100,dive,required,max=100"`

@@ -13,7 +13,7 @@ type createConversationRequest struct {
 }
 
 type addParticipantRequest struct {
-	Kind     string `json:"kind" validate:"required,oneof=model persona subagent"`
+	Kind     string `json:"kind" validate:"required,participantkind"`
 	Name     string `json:"name" validate:"required,max=200"`
 	Provider string `json:"provider" validate:"max=100"`
 	Model    string `json:"model" validate:"max=200"`
@@ -28,18 +28,18 @@ type forkBranchRequest struct {
 }
 
 type appendMessageRequest struct {
-	Role             string   `json:"role" validate:"required,oneof=user assistant system"`
+	Role             string   `json:"role" validate:"required,messagerole"`
 	Content          string   `json:"content" validate:"required_unless=Role assistant,maxbytes=1048576"`
 	ParticipantID    string   `json:"participantId" validate:"max=100"`
 	RunID            string   `json:"runId" validate:"max=100"`
 	ParentMessageIDs []string `json:"parentMessageIds" validate:"omitempty,max=100,dive,required,max=100"`
-	Visibility       string   `json:"visibility" validate:"omitempty,oneof=participant branch conversation audit"`
+	Visibility       string   `json:"visibility" validate:"omitempty,visibility"`
 	At               string   `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 }
 
 type startRunRequest struct {
 	ParticipantID    string `json:"participantId" validate:"required,max=100"`
-	RuntimeKind      string `json:"runtimeKind" validate:"required,oneof=chat multi_model discussion subagent parent_resume scheduled branch_submission"`
+	RuntimeKind      string `json:"runtimeKind" validate:"required,runtimekind"`
 	TriggerMessageID string `json:"triggerMessageId" validate:"max=100"`
 	ParentRunID      string `json:"parentRunId" validate:"max=100"`
 	Provider         string `json:"provider" validate:"max=100"`
@@ -48,7 +48,7 @@ type startRunRequest struct {
 }
 
 type finishRunRequest struct {
-	Status string `json:"status" validate:"required,oneof=completed failed timed_out"`
+	Status string `json:"status" validate:"required,runendstatus"`
 	At     string `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 }
 
@@ -66,12 +66,12 @@ type toolErrorBody struct {
 }
 
 type toolResultRequest struct {
-	Status                 string          `json:"status" validate:"required,oneof=succeeded failed deferred pending cancelled"`
+	Status                 string          `json:"status" validate:"required,toolresultstatus"`
 	Result                 json.RawMessage `json:"result"`
 	Error                  *toolErrorBody  `json:"error" validate:"required_if=Status failed"`
 	Retryable              bool            `json:"retryable"`
 	PrivacyClass           string          `json:"privacyClass" validate:"omitempty,privacyclass"`
-	Visibility             string          `json:"visibility" validate:"omitempty,oneof=participant branch conversation audit"`
+	Visibility             string          `json:"visibility" validate:"omitempty,visibility"`
 	SharedWithParticipants []string        `json:"sharedWithParticipants" validate:"omitempty,max=100,dive,required,max=100"`
 	ToolVersion            string          `json:"toolVersion" validate:"max=100"`
 	Memories               []memoryRequest `json:"memories" validate:"omitempty,max=100,dive"`
@@ -88,14 +88,14 @@ type memoryRequest struct {
 	ConfidenceSource       string            `json:"confidenceSource" validate:"max=200"`
 	Rationale              string            `json:"rationale" validate:"max=20000"`
 	Limitations            string            `json:"limitations" validate:"max=20000"`
-	FreshnessClass         string            `json:"freshnessClass" validate:"omitempty,oneof=volatile session bounded durable permanent"`
+	FreshnessClass         string            `json:"freshnessClass" validate:"omitempty,freshnessclass"`
 	ObservedAt             string            `json:"observedAt" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 	StaleAfter             string            `json:"staleAfter" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 	RevalidateWith         []string          `json:"revalidateWith" validate:"omitempty,max=50,dive,required,max=200"`
 	Supersedes             []string          `json:"supersedes" validate:"omitempty,max=100,dive,required,max=100"`
 	ConflictsWith          []string          `json:"conflictsWith" validate:"omitempty,max=100,dive,required,max=100"`
 	PrivacyClass           string            `json:"privacyClass" validate:"omitempty,privacyclass"`
-	Visibility             string            `json:"visibility" validate:"omitempty,oneof=participant branch conversation audit"`
+	Visibility             string            `json:"visibility" validate:"omitempty,visibility"`
 	SharedWithParticipants []string          `json:"sharedWithParticipants" validate:"omitempty,max=100,dive,required,max=100"`
 	At                     string            `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 }
@@ -128,7 +128,7 @@ type assemblyRequest struct {
 	BranchID      string `json:"branchId" validate:"required,max=100"`
 	ParticipantID string `json:"participantId" validate:"required,max=100"`
 	RunID         string `json:"runId" validate:"max=100"`
-	RuntimeKind   string `json:"runtimeKind" validate:"omitempty,oneof=chat multi_model discussion subagent parent_resume scheduled branch_submission"`
+	RuntimeKind   string `json:"runtimeKind" validate:"omitempty,runtimekind"`
 	Provider      string `json:"provider" validate:"max=100"`
 	Model         string `json:"model" validate:"max=200"`
 	// TokenBudget is nil when absent (the policy version's default applies); 0 is rejected.

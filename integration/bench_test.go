@@ -1,11 +1,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,8 +14,9 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/api"
-	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/seed"
+	"github.com/ctxgraph/ctxgraph/server"
 )
 
 // seededWorld is a generated conversation with the server and key that can read it. It is
@@ -39,19 +38,15 @@ var (
 // fresh account with its key.
 func newBenchServer() (*api.Server, string) {
 	key := "bench-key-" + randomHex(8)
-	srv := api.New(api.Config{
-		Graph: sharedStore, Idempotency: sharedStore, Health: sharedStore,
-		Assembler: assembly.NewService(sharedStore), Assemblies: sharedStore,
-		Keys: map[string]string{key: "bench-" + randomHex(6)},
-	})
-	return srv, key
+	srv := server.New(server.Config{Store: sharedStore, Keys: map[string]string{key: "bench-" + randomHex(6)}})
+	return srv.API, key
 }
 
 // seedWorld generates cfg through the API in-process and logs what it wrote.
 func seedWorld(b *testing.B, cfg seed.Config) seededWorld {
 	srv, key := newBenchServer()
 	w := seededWorld{srv: srv, key: key}
-	w.summary, w.err = seed.Generate(context.Background(), seed.Client{Handler: srv, Key: key}, cfg)
+	w.summary, w.err = seed.Generate(context.Background(), &client.Client{Handler: srv, Key: key}, cfg)
 	if w.err != nil {
 		return w
 	}
@@ -81,77 +76,53 @@ func BenchmarkAssembly1000Rounds10Branches(b *testing.B) {
 	benchmarkAssembly(b, w)
 }
 
-// assemblyTokens is the part of an assembly response the benchmark reports.
-type assemblyTokens struct {
-	Tokens struct {
-		Assembled int `json:"assembled"`
-		Baseline  int `json:"baseline"`
-	} `json:"tokens"`
-	Included []struct {
-		As string `json:"as"`
-	} `json:"included"`
-	Omitted map[string]int `json:"omitted"`
-}
-
 func benchmarkAssembly(b *testing.B, w seededWorld) {
 	target := w.summary.Deepest()
 	if target.LastRunID == "" {
 		b.Fatalf("the deepest branch %s has no run of its own", target.Name)
 	}
-	body, err := json.Marshal(map[string]any{
-		"branchId": target.ID, "participantId": target.LastRunParticipantID, "runId": target.LastRunID,
+	body, err := client.Marshal(client.AssemblyRequest{
+		BranchID: target.ID, ParticipantID: target.LastRunParticipantID, RunID: target.LastRunID, TokenBudget: 8000,
 		// CTXGRAPH_BENCH_TRACE=1 times traced assemblies (omittedRefs, OMITTED edges).
-		"tokenBudget": 8000, "trace": os.Getenv("CTXGRAPH_BENCH_TRACE") != "",
+		Trace: os.Getenv("CTXGRAPH_BENCH_TRACE") != "",
 		// Freshness is judged just after the synthetic timeline ends, as a live agent would.
-		"now": w.summary.LastEventAt.Add(5 * time.Minute).Format(time.RFC3339),
+		Now: w.summary.LastEventAt.Add(5 * time.Minute).Format(time.RFC3339),
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(w.srv)
 	defer ts.Close()
-	client := ts.Client()
-	url := ts.URL + "/v1/assemblies"
+	c := &client.Client{HTTP: ts.Client(), BaseURL: ts.URL, Key: w.key}
 
 	latencies := make([]time.Duration, 0, b.N)
 	stages := map[string]float64{}
 	var last []byte
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+w.key)
+		// The body is encoded beforehand and the answer read whole: the latency is the
+		// request's.
+		var resp client.Response
 		start := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		err := c.Do(context.Background(), http.MethodPost, "/v1/assemblies", body, &resp)
 		latencies = append(latencies, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if resp.StatusCode != http.StatusCreated {
-			b.Fatalf("POST /v1/assemblies: got status %d, want 201; body %s", resp.StatusCode, out)
-		}
 		var t struct {
 			TimingsMs map[string]float64 `json:"timingsMs"`
 		}
-		if err := json.Unmarshal(out, &t); err != nil {
+		if err := json.Unmarshal(resp.Body, &t); err != nil {
 			b.Fatalf("POST /v1/assemblies: the answer is not the expected JSON: %v", err)
 		}
 		for k, v := range t.TimingsMs {
 			stages[k] += v / float64(b.N)
 		}
-		last = out
+		last = resp.Body
 	}
 	b.StopTimer()
 
-	var a assemblyTokens
+	var a client.Assembly
 	if err := json.Unmarshal(last, &a); err != nil {
 		b.Fatalf("the last assembly is not the expected JSON: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
 
@@ -50,18 +51,12 @@ func (a *assemblingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || m == nil || rec.Code != http.StatusCreated {
 		return
 	}
-	var msg struct {
-		ParticipantID string `json:"participantId"`
-		RunID         string `json:"runId"`
-	}
+	var msg client.Message
 	if err := json.Unmarshal(body.Bytes(), &msg); err != nil || msg.ParticipantID == "" {
 		return
 	}
-	req := map[string]any{"branchId": m[1], "participantId": msg.ParticipantID, "tokenBudget": 2000, "trace": a.trace}
-	if msg.RunID != "" {
-		req["runId"] = msg.RunID
-	}
-	out := a.h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", req)
+	out := a.h.must(http.StatusCreated, http.MethodPost, "/v1/assemblies", client.AssemblyRequest{
+		BranchID: m[1], ParticipantID: msg.ParticipantID, RunID: msg.RunID, TokenBudget: 2000, Trace: a.trace})
 	a.assemblies = append(a.assemblies, str(out, "id"))
 }
 
@@ -80,7 +75,7 @@ func cachedAssembliesReplayFresh(t *testing.T, trace bool) {
 	h := newHarness(t)
 	ah := &assemblingHandler{h: h, trace: trace}
 	stats := sharedStore.RecordCacheStats()
-	sum, err := seed.Generate(t.Context(), seed.Client{Handler: ah, Key: h.key},
+	sum, err := seed.Generate(t.Context(), &client.Client{Handler: ah, Key: h.key},
 		seed.Config{Rounds: 40, Branches: 4, Participants: 4, Seed: 7})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)
@@ -155,7 +150,7 @@ func cachedAssembliesReplayFresh(t *testing.T, trace bool) {
 // fresh read of the graph.
 func TestSharedViewsFollowWrites(t *testing.T) {
 	h := newHarness(t)
-	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
 		seed.Config{Rounds: 24, Branches: 4, Participants: 2, Seed: 11})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)
@@ -466,7 +461,7 @@ func TestFirstAssembliesShareOneRead(t *testing.T) {
 	store := openStore(blobDir)
 	defer store.Close(context.Background())
 	h := newHarnessWith(t, store, "")
-	sum, err := seed.Generate(t.Context(), seed.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
 		seed.Config{Rounds: 60, Branches: 3, Participants: 1, Seed: 5})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
@@ -576,26 +578,21 @@ func TestGenerationClientDisconnectCancels(t *testing.T) {
 	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
 	srv := httptest.NewServer(h.srv)
 	t.Cleanup(srv.Close)
-	body, _ := json.Marshal(map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "hang on"}, "stream": true})
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+"/v1/generations", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+h.key)
-	req.Header.Set("Content-Type", "application/json")
-	client := &http.Client{}
 	leave, done := make(chan struct{}), make(chan struct{})
+	errLeft := errors.New("the client left")
 	go func() {
 		defer close(done)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Errorf("the streamed turn: %v", err)
-			return
+		err := client.New(srv.URL, h.key).GenerateStream(t.Context(),
+			client.GenerationRequest{BranchID: branch, ParticipantIDs: ids, UserMessage: &client.UserMessage{Content: "hang on"}},
+			func(client.Event) error {
+				// After its first event (run.started), the client goes away while the provider
+				// has not answered.
+				<-leave
+				return errLeft
+			})
+		if !errors.Is(err, errLeft) {
+			t.Errorf("the streamed turn: got %v, want it left after its first event", err)
 		}
-		buf := make([]byte, 256)
-		n, _ := resp.Body.Read(buf) // run.started
-		if resp.StatusCode != 200 {
-			t.Errorf("the streamed turn: %d %s", resp.StatusCode, buf[:n])
-		}
-		<-leave
-		resp.Body.Close() // the client goes away while the provider has not answered
 	}()
 	select {
 	case <-reached:

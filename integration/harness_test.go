@@ -1,15 +1,14 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -22,11 +21,12 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
-	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/integration/neo4jtest"
 	"github.com/ctxgraph/ctxgraph/provider"
+	"github.com/ctxgraph/ctxgraph/server"
 )
 
 // The suite's real Neo4j store and blob directory, shared by tests that need no special
@@ -87,15 +87,10 @@ func openStore(dir string) *cypher.Store {
 }
 
 func openStoreAt(uri, dir string) *cypher.Store {
-	blobs, err := blob.Open(dir)
+	s, err := server.OpenStore(cypher.Config{URI: uri, User: neo4jServer.User, Password: neo4jServer.Password, Database: neo4jServer.Database}, dir)
 	if err != nil {
 		panic(err)
 	}
-	s, err := cypher.Open(cypher.Config{URI: uri, User: neo4jServer.User, Password: neo4jServer.Password, Database: neo4jServer.Database}, blobs)
-	if err != nil {
-		panic(err)
-	}
-	s.Tokens = assembly.MustTokenizer("o200k_base")
 	return s
 }
 
@@ -157,21 +152,24 @@ func newProviderHarness(t *testing.T, providers ...provider.Config) *harness {
 
 func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers []provider.Config) *harness {
 	t.Helper()
-	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8), asm: assembly.NewService(store),
+	h := &harness{t: t, key: "key-" + randomHex(8), otherKey: "key-" + randomHex(8),
 		account: "acct-" + randomHex(6), steps: &observedSteps{}}
-	h.turns = &generation.Service{Graph: store, Calls: store, Assembler: h.asm, Providers: provider.NewRegistry(providers),
-		Observe: h.steps.observe}
-	// The harness's schedules are written and read through the API; a test that wants them
+	// The server is wired as cmd/ctxgraph wires it. Its scheduler is never started: the
+	// harness's schedules are written and read through the API, and a test that wants them
 	// to fire starts a scheduler of its own (newScheduler).
-	h.srv = api.New(api.Config{
-		Graph: store, Idempotency: store, Health: store, MaxBody: maxBody,
-		Assembler: h.asm, Assemblies: store, Generator: h.turns,
-		Schedules: &generation.Scheduler{Graph: store, Turns: h.turns},
-		Keys:      map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
+	h.wire(server.Config{
+		Store: store, MaxBody: maxBody, Providers: providers, ObserveStep: h.steps.observe,
+		Keys: map[string]string{h.key: h.account, h.otherKey: "other-" + randomHex(6)},
 		// The cause of a 500 is logged, never sent: the test's log shows it.
 		Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
 	})
 	return h
+}
+
+// wire builds the harness's server from cfg, replacing the one it had.
+func (h *harness) wire(cfg server.Config) {
+	srv := server.New(cfg)
+	h.srv, h.asm, h.turns = srv.API, srv.Assembler, srv.Turns
 }
 
 // response is what the server answered.
@@ -208,35 +206,36 @@ func (h *harness) call(method, path string, body any, headers ...string) respons
 	return h.callAs(h.key, method, path, body, headers...)
 }
 
-// callAs sends a request with the given API key; headers are name, value pairs.
+// callAs sends a request with the given API key; headers are name, value pairs. A body is
+// sent as it is when it is a string or []byte (tests send malformed ones too), otherwise
+// encoded with encoding/json.
 func (h *harness) callAs(key, method, path string, body any, headers ...string) response {
 	h.t.Helper()
-	var reader *bytes.Reader
+	c := &client.Client{Handler: h.srv, Key: key}
+	for i := 0; i+1 < len(headers); i += 2 {
+		c = c.WithHeader(headers[i], headers[i+1])
+	}
+	var payload any
 	switch b := body.(type) {
 	case nil:
-		reader = bytes.NewReader(nil)
 	case []byte:
-		reader = bytes.NewReader(b)
+		payload = b
 	case string:
-		reader = bytes.NewReader([]byte(b))
+		payload = []byte(b)
 	default:
 		data, err := json.Marshal(b)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		reader = bytes.NewReader(data)
+		payload = data
 	}
-	req := httptest.NewRequest(method, path, reader)
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	var resp client.Response
+	// Not the test's context: cleanups, which run after it is cancelled, call too.
+	err := c.Do(context.Background(), method, path, payload, &resp)
+	if refused := (*client.Error)(nil); err != nil && !errors.As(err, &refused) {
+		h.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	rec := httptest.NewRecorder()
-	h.srv.ServeHTTP(rec, req)
-	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	return response{status: resp.Status, header: resp.Header, body: resp.Body}
 }
 
 // must sends a request and fails the test unless it answers want; it returns the body.

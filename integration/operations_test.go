@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxgraph/ctxgraph/server"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -15,9 +16,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/ctxgraph/ctxgraph/api"
-	"github.com/ctxgraph/ctxgraph/metrics"
 )
 
 // One access-log line per request, naming method, route, status, latency, request id and
@@ -25,8 +23,7 @@ import (
 func TestAccessLogOneLinePerRequest(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	h := newHarness(t)
-	h.srv = api.New(api.Config{Graph: sharedStore, Idempotency: sharedStore, Health: sharedStore, Assembler: h.asm,
-		Assemblies: sharedStore, Keys: map[string]string{h.key: h.account}, Log: zap.New(core)})
+	h.wire(server.Config{Store: sharedStore, Keys: map[string]string{h.key: h.account}, Log: zap.New(core)})
 	const secret = "TITLE-ONLY-IN-THE-BODY-5521"
 	conv := h.must(201, "POST", "/v1/conversations", map[string]any{"title": secret})
 	h.expectError(h.call("GET", "/v1/runs/run_nope", nil), 404, "not_found", "")
@@ -155,15 +152,8 @@ func TestMetricsAfterRealRequests(t *testing.T) {
   - {name: echo, kind: echo}
   - {name: broken, kind: openai, baseURL: "http://`+nowhere+`/v1", apiKeyEnv: BROKEN_KEY, maxRetries: 0}
 `)
-	met := metrics.New(metrics.Sources{Neo4jErrors: sharedStore.Neo4jErrors, CacheReads: func() (int64, int64, int64) {
-		st := sharedStore.RecordCacheStats()
-		return st.DeltaReads, st.FullReads, st.SharedViews
-	}})
 	h := newProviderHarness(t, providers...)
-	h.asm.Observer = met
-	h.turns.ProviderCalls = met
-	h.srv = api.New(api.Config{Graph: sharedStore, Idempotency: sharedStore, Health: sharedStore, Assembler: h.asm,
-		Assemblies: sharedStore, Generator: h.turns, Metrics: met, Keys: map[string]string{h.key: h.account}})
+	h.wire(server.Config{Store: sharedStore, Providers: providers, Metrics: true, Keys: map[string]string{h.key: h.account}})
 	_, branch, ids := h.conversationWith([3]string{"echo-bot", "echo", ""}, [3]string{"broken-bot", "broken", "m1"})
 	gen := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[:1], "userMessage": map[string]any{"content": "hello"}})
 	h.expectError(h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[1:], "userMessage": map[string]any{"content": "again"}}),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/scenario"
 )
 
@@ -54,7 +55,7 @@ func playScenarios(t *testing.T, dir, report string) {
 				t.Fatalf("loading: %v", err)
 			}
 			h := newHarness(t)
-			runner := scenario.Runner{Handler: h.srv, Key: h.key, Explain: true}
+			runner := scenario.Runner{Client: &client.Client{Handler: h.srv, Key: h.key}, Explain: true}
 			res, err := runner.Run(t.Context(), sc)
 			results = append(results, res)
 			if err != nil {

@@ -1,11 +1,10 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/generation"
 )
 
@@ -90,11 +90,10 @@ func (h *harness) startServerIn(dir, bin string, env ...string) serverProcess {
 	p := serverProcess{base: "http://" + addr, log: logFile}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if resp, err := http.Get(p.base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
+		var ready client.Response
+		_ = client.New(p.base, "").Do(h.t.Context(), http.MethodGet, "/readyz", nil, &ready) // not ready yet: no answer, or 503
+		if ready.Status == http.StatusOK {
+			return p
 		}
 		select {
 		case <-exited:
@@ -112,25 +111,16 @@ func (h *harness) startServerIn(dir, bin string, env ...string) serverProcess {
 // send makes a request of a server process as the harness's account.
 func (h *harness) send(p serverProcess, want int, method, path string, body any) map[string]any {
 	h.t.Helper()
-	var reader io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		reader = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequest(method, p.base+path, reader)
-	req.Header.Set("Authorization", "Bearer "+h.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	var resp client.Response
+	err := client.New(p.base, h.key).Do(h.t.Context(), method, path, body, &resp)
+	if refused := (*client.Error)(nil); err != nil && !errors.As(err, &refused) {
 		h.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		h.t.Fatalf("%s %s on %s: got %d, want %d: %s", method, path, p.base, resp.StatusCode, want, data)
+	if resp.Status != want {
+		h.t.Fatalf("%s %s on %s: got %d, want %d: %s", method, path, p.base, resp.Status, want, resp.Body)
 	}
 	var out map[string]any
-	_ = json.Unmarshal(data, &out)
+	_ = json.Unmarshal(resp.Body, &out)
 	return out
 }
 

@@ -19,6 +19,10 @@ const (
 	RunFailed        = "failed"
 )
 
+// TurnRuntimeKinds lists the runtime kinds POST /v1/generations accepts; the other kinds
+// have endpoints of their own (discussions, subagents, resume) or are the scheduler's.
+var TurnRuntimeKinds = []string{"chat", "multi_model", "branch_submission"}
+
 // ToolChoices lists the tool choices a generation accepts besides a tool's name.
 var ToolChoices = []string{"auto", "none", "required"}
 

@@ -2,10 +2,12 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/peers"
 )
@@ -93,7 +95,7 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 	count := peers.TokenCounter(tk)
 
 	var own assemblyAnswer
-	if err := r.write(ctx, http.MethodGet, "/v1/assemblies/"+ar.AssemblyID, nil, &own); err != nil {
+	if err := r.Client.Do(ctx, http.MethodGet, "/v1/assemblies/"+url.PathEscape(ar.AssemblyID), nil, &own); err != nil {
 		return c, err
 	}
 	for _, kind := range []string{BudgetOwn, BudgetCtxgraph} {
@@ -166,7 +168,7 @@ type assemblyAnswer struct {
 
 // reassemble requests the assembly a again, with budget as its tokenBudget.
 func (r Runner) reassemble(ctx context.Context, a Assembly, res Result, budget int) (assemblyAnswer, error) {
-	req := assemblyRequest{BranchID: res.IDs[a.Branch], ParticipantID: res.IDs[a.Participant], RunID: res.IDs[a.Run],
+	req := client.AssemblyRequest{BranchID: res.IDs[a.Branch], ParticipantID: res.IDs[a.Participant], RunID: res.IDs[a.Run],
 		RuntimeKind: a.RuntimeKind, Provider: a.Provider, Model: a.Model, TokenBudget: budget, Now: a.Now}
 	for _, call := range a.ExactCalls {
 		arts := res.Artifacts[call]
@@ -176,7 +178,7 @@ func (r Runner) reassemble(ctx context.Context, a Assembly, res Result, budget i
 		req.ExactArtifactIDs = append(req.ExactArtifactIDs, arts[len(arts)-1])
 	}
 	var out assemblyAnswer
-	err := r.write(ctx, http.MethodPost, "/v1/assemblies", req, &out)
+	err := r.Client.Do(ctx, http.MethodPost, "/v1/assemblies", req, &out)
 	return out, err
 }
 
@@ -187,8 +189,8 @@ func (r Runner) reassemble(ctx context.Context, a Assembly, res Result, budget i
 // point, the last seq its history shows on it. An artifact that no longer exists (deleted)
 // is left out, as the baseline leaves it out.
 func (r Runner) Lineage(ctx context.Context, branchID string) ([]peers.Item, error) {
-	var h model.History
-	if err := r.write(ctx, http.MethodGet, "/v1/branches/"+branchID+"/history", nil, &h); err != nil {
+	h, err := r.Client.History(ctx, branchID)
+	if err != nil {
 		return nil, err
 	}
 	if len(h.Lineage) == 0 || h.Lineage[0] != branchID {
@@ -217,29 +219,26 @@ func (r Runner) Lineage(ctx context.Context, branchID string) ([]peers.Item, err
 				Role: it.Role, Content: it.Content, Name: name})
 			continue
 		}
-		var call model.ToolCall
-		if err := r.write(ctx, http.MethodGet, "/v1/tool-calls/"+it.ID, nil, &call); err != nil {
+		call, err := r.Client.GetToolCall(ctx, it.ID)
+		if err != nil {
 			return nil, err
 		}
 		items = append(items, peers.Item{Kind: peers.ItemCall, Depth: depth[it.BranchID], Seq: it.Seq, RunID: call.RunID,
 			CallID: call.CallID, Tool: call.Tool, Arguments: string(call.Arguments)})
 		for _, artID := range call.ArtifactIDs {
-			status, body, _, err := r.send(ctx, http.MethodGet, "/v1/artifacts/"+artID, nil)
-			if err != nil {
-				return nil, err
-			}
-			if status == http.StatusNotFound {
+			art, err := r.Client.GetArtifact(ctx, artID)
+			var notFound *client.Error
+			if errors.As(err, &notFound) && notFound.Status == http.StatusNotFound {
 				continue
 			}
-			var art model.Artifact
-			if err := decodeOK(status, body, "/v1/artifacts/"+artID, &art); err != nil {
+			if err != nil {
 				return nil, err
 			}
 			if !within(art.BranchID, art.Seq) {
 				continue
 			}
 			var raw model.ArtifactRaw
-			if err := r.write(ctx, http.MethodGet, "/v1/artifacts/"+artID+"/raw", nil, &raw); err != nil {
+			if err := r.Client.Do(ctx, http.MethodGet, "/v1/artifacts/"+url.PathEscape(artID)+"/raw", nil, &raw); err != nil {
 				return nil, err
 			}
 			items = append(items, peers.Item{Kind: peers.ItemResult, Depth: depth[art.BranchID], Seq: art.Seq,
@@ -247,14 +246,4 @@ func (r Runner) Lineage(ctx context.Context, branchID string) ([]peers.Item, err
 		}
 	}
 	return items, nil
-}
-
-func decodeOK(status int, body []byte, path string, out any) error {
-	if status < 200 || status > 299 {
-		return &RequestError{Method: http.MethodGet, Path: path, Status: status, Response: body}
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
-	}
-	return nil
 }

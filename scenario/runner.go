@@ -5,26 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strings"
 
-	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/client"
 )
 
-// Runner plays scenarios through ctxgraph's REST API: in-process through Handler when it is
-// set, otherwise over HTTP to BaseURL with Client.
+// Runner plays scenarios through ctxgraph's REST API with Client.
 type Runner struct {
-	// Handler serves the requests in-process (an api.Server in tests).
-	Handler http.Handler
-	// Client sends the requests to BaseURL when Handler is nil; nil means http.DefaultClient.
-	Client *http.Client
-	// BaseURL is the server's address, for example http://127.0.0.1:8080.
-	BaseURL string
-	// Key is the bearer API key sent with every request.
-	Key string
+	// Client sends the requests: in-process through its Handler (an api.Server in tests) or
+	// over HTTP. Its key names the account the scenario is written to.
+	Client *client.Client
 	// Explain, when set, asks explain about every record each assembly included or
 	// omitted, and counts as a failure every answer that disagrees with the assembly's
 	// trace (outcome, form, reason) or names no rule.
@@ -87,35 +77,12 @@ func (r Result) Passed() bool {
 	return true
 }
 
-// RequestError is a request the server did not answer with a 2xx status.
-type RequestError struct {
-	Method, Path string
-	// Request is the body sent.
-	Request []byte
-	Status  int
-	// Response is the body received.
-	Response []byte
-}
-
-// Error names the request, the status and both bodies.
-func (e *RequestError) Error() string {
-	return fmt.Sprintf("%s %s answered %d: %s (request body: %s)", e.Method, e.Path, e.Status,
-		bytes.TrimSpace(e.Response), clip(e.Request, 2000))
-}
-
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(bytes.TrimSpace(b))
-	}
-	return string(b[:n]) + "…"
-}
-
 // Run plays the scenario's writes, then requests and checks each assembly. The error is
 // the first write that failed (Result.PlaybackError says the same); an assembly that fails
 // or misses expectations is reported in its AssemblyResult, not as an error.
 func (r Runner) Run(ctx context.Context, sc Scenario) (Result, error) {
 	res := Result{Scenario: sc.Name, Reference: sc.Reference}
-	p := &playback{runner: r, ctx: ctx, sc: sc, ids: newKeyIndex()}
+	p := &playback{runner: r, c: r.Client, ctx: ctx, sc: sc, ids: newKeyIndex()}
 	err := p.play()
 	res.ConversationID = p.conversation
 	res.IDs, res.Artifacts = p.ids.flat(), p.ids.artifacts
@@ -133,77 +100,10 @@ func (r Runner) Run(ctx context.Context, sc Scenario) (Result, error) {
 	return res, nil
 }
 
-// send makes one request with a JSON body (none when body is nil) and returns the status,
-// the response body and the request body it sent.
-func (r Runner) send(ctx context.Context, method, path string, body any) (int, []byte, []byte, error) {
-	var payload []byte
-	if body != nil {
-		var err error
-		// No HTML escaping, so `&`, `<` and `>` reach the server as written; raw JSON values
-		// are compacted but otherwise kept (key order, number literals).
-		if payload, err = model.EncodeJSON(body); err != nil {
-			return 0, nil, nil, fmt.Errorf("%s %s: encoding the body: %w", method, path, err)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(r.BaseURL, "/")+path, bytes.NewReader(payload))
-	if err != nil {
-		return 0, nil, payload, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if r.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+r.Key)
-	}
-	if r.Handler != nil {
-		rec := httptest.NewRecorder()
-		r.Handler.ServeHTTP(rec, req)
-		return rec.Code, rec.Body.Bytes(), payload, nil
-	}
-	client := r.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, payload, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, payload, fmt.Errorf("%s %s: reading the response: %w", method, path, err)
-	}
-	return resp.StatusCode, out, payload, nil
-}
-
-// write sends a request (a write, or the read of an explain), requires a 2xx answer and
-// decodes the answer into out (when not nil).
-func (r Runner) write(ctx context.Context, method, path string, body, out any) error {
-	status, resp, payload, err := r.send(ctx, method, path, body)
-	if err != nil {
-		return err
-	}
-	if status < 200 || status > 299 {
-		return &RequestError{Method: method, Path: path, Request: payload, Status: status, Response: resp}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(resp, out); err != nil {
-		return fmt.Errorf("%s %s: answered %d with a body that is not the expected JSON (%v): %s", method, path, status, err, clip(resp, 2000))
-	}
-	return nil
-}
-
-// idResponse is the part of a create response the runner needs.
-type idResponse struct {
-	ID       string `json:"id"`
-	BranchID string `json:"branchId"`
-}
-
 // playback is one run of a scenario's writes.
 type playback struct {
 	runner       Runner
+	c            *client.Client
 	ctx          context.Context
 	sc           Scenario
 	ids          *keyIndex
@@ -219,12 +119,8 @@ func (p *playback) play() error {
 	if len(p.sc.Events) > 0 {
 		at = p.sc.Events[0].At
 	}
-	var conv idResponse
-	if err := p.runner.write(p.ctx, http.MethodPost, "/v1/conversations",
-		struct {
-			Title string `json:"title"`
-			At    string `json:"at,omitempty"`
-		}{p.sc.Name, at}, &conv); err != nil {
+	conv, err := p.c.CreateConversation(p.ctx, client.Conversation{Title: p.sc.Name, At: at})
+	if err != nil {
 		return fmt.Errorf("creating the conversation: %w", err)
 	}
 	if conv.ID == "" || conv.BranchID == "" {
@@ -236,9 +132,8 @@ func (p *playback) play() error {
 	p.atOf = map[string]string{}
 
 	for _, pt := range p.sc.Participants {
-		var out idResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/conversations/"+conv.ID+"/participants",
-			participantRequest{Kind: pt.Kind, Name: pt.Name, Provider: pt.Provider, Model: pt.Model}, &out); err != nil {
+		out, err := p.c.AddParticipant(p.ctx, conv.ID, client.Participant{Kind: pt.Kind, Name: pt.Name, Provider: pt.Provider, Model: pt.Model})
+		if err != nil {
 			return fmt.Errorf("participant %s: %w", pt.Key, err)
 		}
 		p.ids.participants[pt.Key] = out.ID
@@ -273,10 +168,9 @@ func (p *playback) forkReady() error {
 			if !ok {
 				continue
 			}
-			var out idResponse
-			if err := p.runner.write(p.ctx, http.MethodPost, "/v1/conversations/"+p.conversation+"/branches",
-				forkRequest{ParentBranchID: p.ids.branches[b.Parent], ForkAfterMessageID: msg, Name: b.Key, At: p.atOf[b.ForkAfter]},
-				&out); err != nil {
+			out, err := p.c.ForkBranch(p.ctx, p.conversation,
+				client.Fork{ParentBranchID: p.ids.branches[b.Parent], ForkAfterMessageID: msg, Name: b.Key, At: p.atOf[b.ForkAfter]})
+			if err != nil {
 				return fmt.Errorf("forking branch %s after %s: %w", b.Key, b.ForkAfter, err)
 			}
 			p.ids.branches[b.Key] = out.ID
@@ -287,95 +181,6 @@ func (p *playback) forkReady() error {
 	return nil
 }
 
-// The request bodies, with the contract's field names (DESIGN §5).
-type (
-	participantRequest struct {
-		Kind     string `json:"kind"`
-		Name     string `json:"name"`
-		Provider string `json:"provider,omitempty"`
-		Model    string `json:"model,omitempty"`
-	}
-	forkRequest struct {
-		ParentBranchID     string `json:"parentBranchId"`
-		ForkAfterMessageID string `json:"forkAfterMessageId"`
-		Name               string `json:"name"`
-		At                 string `json:"at,omitempty"`
-	}
-	messageRequest struct {
-		Role             string   `json:"role"`
-		Content          string   `json:"content"`
-		ParticipantID    string   `json:"participantId,omitempty"`
-		RunID            string   `json:"runId,omitempty"`
-		ParentMessageIDs []string `json:"parentMessageIds,omitempty"`
-		At               string   `json:"at,omitempty"`
-	}
-	runRequest struct {
-		ParticipantID    string `json:"participantId"`
-		RuntimeKind      string `json:"runtimeKind"`
-		TriggerMessageID string `json:"triggerMessageId,omitempty"`
-		ParentRunID      string `json:"parentRunId,omitempty"`
-		At               string `json:"at,omitempty"`
-	}
-	runStatusRequest struct {
-		Status string `json:"status"`
-		At     string `json:"at,omitempty"`
-	}
-	toolCallRequest struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-		CallID    string          `json:"callId"`
-		RetryOf   string          `json:"retryOf,omitempty"`
-		At        string          `json:"at,omitempty"`
-	}
-	toolResultRequest struct {
-		Status                 string           `json:"status"`
-		Result                 json.RawMessage  `json:"result,omitempty"`
-		Error                  json.RawMessage  `json:"error,omitempty"`
-		Retryable              *bool            `json:"retryable,omitempty"`
-		PrivacyClass           string           `json:"privacyClass,omitempty"`
-		Visibility             string           `json:"visibility,omitempty"`
-		SharedWithParticipants []string         `json:"sharedWithParticipants,omitempty"`
-		ToolVersion            string           `json:"toolVersion,omitempty"`
-		At                     string           `json:"at,omitempty"`
-		Memories               []map[string]any `json:"memories,omitempty"`
-	}
-	toolResultResponse struct {
-		ArtifactID string   `json:"artifactId"`
-		MemoryIDs  []string `json:"memoryIds"`
-	}
-	skillsRequest struct {
-		LoadedSkills   []string `json:"loadedSkills,omitempty"`
-		ActiveProfiles []string `json:"activeProfiles,omitempty"`
-		DirectTools    []string `json:"directTools,omitempty"`
-		At             string   `json:"at,omitempty"`
-	}
-	checkpointRequest struct {
-		State json.RawMessage `json:"state"`
-		At    string          `json:"at,omitempty"`
-	}
-	promoteRequest struct {
-		ToolCallIDs []string `json:"toolCallIds,omitempty"`
-		MemoryIDs   []string `json:"memoryIds,omitempty"`
-		Report      string   `json:"report,omitempty"`
-		At          string   `json:"at,omitempty"`
-	}
-	promoteResponse struct {
-		ReportID string `json:"reportId"`
-	}
-	assemblyRequest struct {
-		BranchID         string   `json:"branchId"`
-		ParticipantID    string   `json:"participantId,omitempty"`
-		RunID            string   `json:"runId,omitempty"`
-		RuntimeKind      string   `json:"runtimeKind,omitempty"`
-		Provider         string   `json:"provider,omitempty"`
-		Model            string   `json:"model,omitempty"`
-		TokenBudget      int      `json:"tokenBudget,omitempty"`
-		ExactArtifactIDs []string `json:"exactArtifactIds,omitempty"`
-		Now              string   `json:"now,omitempty"`
-		Trace            bool     `json:"trace"`
-	}
-)
-
 // event plays one event.
 func (p *playback) event(e Event) error {
 	ids := p.ids
@@ -385,7 +190,7 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		req := messageRequest{Role: e.Role, Content: e.Content, At: e.At}
+		req := client.Message{Role: e.Role, Content: e.Content, At: e.At}
 		if req.ParticipantID, err = ids.optional(ids.participants, "participant", e.Participant); err != nil {
 			return err
 		}
@@ -395,8 +200,8 @@ func (p *playback) event(e Event) error {
 		if req.ParentMessageIDs, err = ids.all(ids.messages, "message", e.Parents); err != nil {
 			return err
 		}
-		var out idResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/branches/"+branch+"/messages", req, &out); err != nil {
+		out, err := p.c.AppendMessage(p.ctx, branch, req)
+		if err != nil {
 			return err
 		}
 		ids.messages[e.Key] = out.ID
@@ -408,7 +213,7 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		req := runRequest{RuntimeKind: e.RuntimeKind, At: e.At}
+		req := client.Run{RuntimeKind: e.RuntimeKind, At: e.At}
 		if req.ParticipantID, err = ids.one(ids.participants, "participant", e.Participant); err != nil {
 			return err
 		}
@@ -418,8 +223,8 @@ func (p *playback) event(e Event) error {
 		if req.ParentRunID, err = ids.optional(ids.runs, "run", e.ParentRun); err != nil {
 			return err
 		}
-		var out idResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/branches/"+branch+"/runs", req, &out); err != nil {
+		out, err := p.c.StartRun(p.ctx, branch, req)
+		if err != nil {
 			return err
 		}
 		ids.runs[e.Key] = out.ID
@@ -430,19 +235,19 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		return p.runner.write(p.ctx, http.MethodPatch, "/v1/runs/"+run, runStatusRequest{Status: e.Status, At: e.At}, nil)
+		return p.c.FinishRun(p.ctx, run, client.RunEnd{Status: e.Status, At: e.At})
 
 	case EventToolCall:
 		run, err := ids.one(ids.runs, "run", e.Run)
 		if err != nil {
 			return err
 		}
-		req := toolCallRequest{Tool: e.Tool, Arguments: e.Arguments, CallID: e.Key, At: e.At}
+		req := client.ToolCall{Tool: e.Tool, Arguments: e.Arguments, CallID: e.Key, At: e.At}
 		if req.RetryOf, err = ids.optional(ids.calls, "tool call", e.RetryOf); err != nil {
 			return err
 		}
-		var out idResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/runs/"+run+"/tool-calls", req, &out); err != nil {
+		out, err := p.c.RequestToolCall(p.ctx, run, req)
+		if err != nil {
 			return err
 		}
 		ids.calls[e.Key] = out.ID
@@ -453,8 +258,14 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		req := toolResultRequest{Status: e.Status, Result: e.Result, Error: e.Error, Retryable: e.Retryable,
+		req := client.ToolResult{Status: e.Status, Result: e.Result, Retryable: e.Retryable,
 			PrivacyClass: e.PrivacyClass, Visibility: e.Visibility, ToolVersion: e.ToolVersion, At: e.At}
+		if e.Error != nil {
+			req.Error = &client.ToolError{}
+			if err := decodeStrict(e.Error, req.Error); err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+		}
 		if req.SharedWithParticipants, err = ids.all(ids.participants, "participant", e.SharedWith); err != nil {
 			return err
 		}
@@ -465,8 +276,8 @@ func (p *playback) event(e Event) error {
 			}
 			req.Memories = append(req.Memories, body)
 		}
-		var out toolResultResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/tool-calls/"+call+"/result", req, &out); err != nil {
+		out, err := p.c.RecordToolResult(p.ctx, call, req)
+		if err != nil {
 			return err
 		}
 		if out.ArtifactID == "" || len(out.MemoryIDs) != len(e.Memories) {
@@ -489,8 +300,8 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		var out idResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/memories", body, &out); err != nil {
+		out, err := p.c.DeriveMemory(p.ctx, body)
+		if err != nil {
 			return err
 		}
 		ids.memories[m.Key] = out.ID
@@ -502,16 +313,17 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		return p.runner.write(p.ctx, http.MethodPost, "/v1/runs/"+run+"/skills",
-			skillsRequest{LoadedSkills: e.LoadedSkills, ActiveProfiles: e.ActiveProfiles, DirectTools: e.DirectTools, At: e.At}, nil)
+		_, err = p.c.RecordSkills(p.ctx, run,
+			client.Skills{LoadedSkills: e.LoadedSkills, ActiveProfiles: e.ActiveProfiles, DirectTools: e.DirectTools, At: e.At})
+		return err
 
 	case EventCheckpoint:
 		run, err := ids.one(ids.runs, "run", e.Run)
 		if err != nil {
 			return err
 		}
-		var out idResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/runs/"+run+"/checkpoints", checkpointRequest{State: e.State, At: e.At}, &out); err != nil {
+		out, err := p.c.Checkpoint(p.ctx, run, client.Checkpoint{State: e.State, At: e.At})
+		if err != nil {
 			return err
 		}
 		ids.checkpoints[e.Key] = out.ID
@@ -522,15 +334,15 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		req := promoteRequest{Report: e.Report, At: e.At}
+		req := client.Promotion{Report: e.Report, At: e.At}
 		if req.ToolCallIDs, err = ids.all(ids.calls, "tool call", e.Calls); err != nil {
 			return err
 		}
 		if req.MemoryIDs, err = ids.all(ids.memories, "memory", e.MemoryKeys); err != nil {
 			return err
 		}
-		var out promoteResponse
-		if err := p.runner.write(p.ctx, http.MethodPost, "/v1/runs/"+run+"/promote", req, &out); err != nil {
+		out, err := p.c.Promote(p.ctx, run, req)
+		if err != nil {
 			return err
 		}
 		ids.reports[e.Key] = out.ReportID
@@ -542,7 +354,7 @@ func (p *playback) event(e Event) error {
 			return fmt.Errorf("tool call %q has no artifact to delete", e.Call)
 		}
 		for _, a := range arts {
-			if err := p.runner.write(p.ctx, http.MethodDelete, "/v1/artifacts/"+a, nil, nil); err != nil {
+			if err := p.c.DeleteArtifact(p.ctx, a); err != nil {
 				return err
 			}
 		}
@@ -559,7 +371,7 @@ func (p *playback) assemble(a Assembly) AssemblyResult {
 		return res
 	}
 	ids := p.ids
-	req := assemblyRequest{RuntimeKind: a.RuntimeKind, Provider: a.Provider, Model: a.Model, TokenBudget: a.TokenBudget,
+	req := client.AssemblyRequest{RuntimeKind: a.RuntimeKind, Provider: a.Provider, Model: a.Model, TokenBudget: a.TokenBudget,
 		Now: a.Now, Trace: true}
 	var err error
 	if req.BranchID, err = ids.branch(a.Branch); err != nil {
@@ -578,16 +390,11 @@ func (p *playback) assemble(a Assembly) AssemblyResult {
 		}
 		req.ExactArtifactIDs = append(req.ExactArtifactIDs, art)
 	}
-	status, body, payload, err := p.runner.send(p.ctx, http.MethodPost, "/v1/assemblies", req)
-	if err != nil {
-		return fail(err)
-	}
-	if status < 200 || status > 299 {
-		return fail(&RequestError{Method: http.MethodPost, Path: "/v1/assemblies", Request: payload, Status: status, Response: body})
-	}
+	// The answer is decoded into the checks' own view of it, which keeps the messages as
+	// the server wrote them.
 	var resp AssemblyResponse
-	if err := json.Unmarshal(body, &resp); err != nil {
-		return fail(fmt.Errorf("POST /v1/assemblies answered %d with a body that is not an assembly (%v): %s", status, err, clip(body, 2000)))
+	if err := p.c.Do(p.ctx, http.MethodPost, "/v1/assemblies", req, &resp); err != nil {
+		return fail(err)
 	}
 	res.Ran = true
 	res.AssemblyID = resp.ID
@@ -615,9 +422,8 @@ func (p *playback) checkExplain(resp AssemblyResponse) []string {
 	}
 	var failures []string
 	for _, ref := range refs {
-		path := "/v1/assemblies/" + resp.ID + "/explain?ref=" + url.QueryEscape(ref)
-		var ex struct{ Outcome, As, Reason, Rule string }
-		if err := p.runner.write(p.ctx, http.MethodGet, path, nil, &ex); err != nil {
+		ex, err := p.c.Explain(p.ctx, resp.ID, ref)
+		if err != nil {
 			failures = append(failures, fmt.Sprintf("explain %s: %v", ref, err))
 			continue
 		}
@@ -715,45 +521,47 @@ func (k *keyIndex) latestArtifact(call string) (string, error) {
 	return arts[len(arts)-1], nil
 }
 
-// memoryBody is the request body of a memory: its raw fields with keys mapped to ids.
-// derivedFrom names tool calls by key and becomes their artifact ids; ownCall, the call of
-// the tool result the memory comes with, is left out because the server adds its artifact.
-func (k *keyIndex) memoryBody(m Memory, ownCall string) (map[string]any, error) {
-	body := map[string]any{}
-	for name, raw := range m.Fields {
-		body[name] = raw
+// memoryBody is the request body of a memory: its fields as written, with keys mapped to
+// ids. derivedFrom names tool calls by key and becomes their artifact ids; ownCall, the
+// call of the tool result the memory comes with, is left out because the server adds its
+// artifact. A field the request does not have is an error, as the server would answer.
+func (k *keyIndex) memoryBody(m Memory, ownCall string) (client.Memory, error) {
+	var body client.Memory
+	fields, err := client.Marshal(m.Fields)
+	if err != nil {
+		return body, err
 	}
-	var derived []string
+	if err := decodeStrict(fields, &body); err != nil {
+		return body, err
+	}
 	for _, c := range m.DerivedFrom {
 		if c == ownCall {
 			continue
 		}
 		art, err := k.latestArtifact(c)
 		if err != nil {
-			return nil, fmt.Errorf("derivedFrom: %w", err)
+			return body, fmt.Errorf("derivedFrom: %w", err)
 		}
-		derived = append(derived, art)
+		body.DerivedFrom = append(body.DerivedFrom, art)
 	}
-	if len(derived) > 0 {
-		body["derivedFrom"] = derived
+	if body.Supersedes, err = k.all(k.memories, "memory", m.Supersedes); err != nil {
+		return body, fmt.Errorf("supersedes: %w", err)
 	}
-	for name, keys := range map[string][]string{"supersedes": m.Supersedes, "conflictsWith": m.ConflictsWith} {
-		mapped, err := k.all(k.memories, "memory", keys)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if len(mapped) > 0 {
-			body[name] = mapped
-		}
+	if body.ConflictsWith, err = k.all(k.memories, "memory", m.ConflictsWith); err != nil {
+		return body, fmt.Errorf("conflictsWith: %w", err)
 	}
-	shared, err := k.all(k.participants, "participant", m.SharedWith)
-	if err != nil {
-		return nil, fmt.Errorf("sharedWith: %w", err)
-	}
-	if len(shared) > 0 {
-		body["sharedWithParticipants"] = shared
+	if body.SharedWithParticipants, err = k.all(k.participants, "participant", m.SharedWith); err != nil {
+		return body, fmt.Errorf("sharedWith: %w", err)
 	}
 	return body, nil
+}
+
+// decodeStrict decodes raw, a scenario's JSON, into a request body, refusing fields the
+// body does not have.
+func decodeStrict(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(dst)
 }
 
 func unique(list []string) []string {

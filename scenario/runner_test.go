@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/client"
 )
 
 // everyEvent is a small scenario that uses every event type of FORMAT.md.
@@ -162,16 +162,6 @@ func TestLoadSharedScenarios(t *testing.T) {
 	}
 }
 
-func TestEncodeJSONKeepsHTMLCharactersAndRawJSON(t *testing.T) {
-	got, err := model.EncodeJSON(toolCallRequest{Tool: "q", Arguments: json.RawMessage(`{"z": "a&b<c>", "a": 1.0}`), CallID: "t1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"tool":"q","arguments":{"z":"a&b<c>","a":1.0},"callId":"t1"}`; string(got) != want {
-		t.Errorf("got %s, want %s", got, want)
-	}
-}
-
 func TestMemoryBodyMapsKeysToIDs(t *testing.T) {
 	ids := newKeyIndex()
 	ids.calls = map[string]string{"t1": "tc_1", "t2": "tc_2"}
@@ -187,17 +177,22 @@ func TestMemoryBodyMapsKeysToIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := model.EncodeJSON(body)
+	got, err := client.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"conflictsWith":["mem_2"],"data":{"b":1,"a":2},"derivedFrom":["art_2"],"sharedWithParticipants":["pt_1"],"summary":"s","supersedes":["mem_1"]}`
+	want := `{"derivedFrom":["art_2"],"summary":"s","data":{"b":1,"a":2},"supersedes":["mem_1"],"conflictsWith":["mem_2"],"sharedWithParticipants":["pt_1"]}`
 	if string(got) != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	m.DerivedFrom = []string{"t9"}
 	if _, err := ids.memoryBody(m, ""); err == nil || !strings.Contains(err.Error(), `"t9"`) {
 		t.Errorf("unknown call: got error %v, want one naming t9", err)
+	}
+	m.DerivedFrom = nil
+	m.Fields["sumary"] = json.RawMessage(`"typo"`)
+	if _, err := ids.memoryBody(m, ""); err == nil || !strings.Contains(err.Error(), `"sumary"`) {
+		t.Errorf("misspelt field: got error %v, want one naming sumary", err)
 	}
 }
 
@@ -382,7 +377,7 @@ func TestRunPlaysEveryEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &recorder{}
-	res, err := Runner{Handler: h, Key: "k"}.Run(context.Background(), sc)
+	res, err := Runner{Client: &client.Client{Handler: h, Key: "k"}}.Run(context.Background(), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +433,7 @@ func TestRunPlaysEveryEvent(t *testing.T) {
 			`"participantId":"id2","provider":"openai","runId":"id6","runtimeKind":"chat","tokenBudget":4000,"trace":true}`},
 	}
 	for _, c := range bodyChecks {
-		got, _ := model.EncodeJSON(h.bodies[c.index])
+		got, _ := client.Marshal(h.bodies[c.index])
 		if string(got) != c.want {
 			t.Errorf("%s: got body %s, want %s", h.requests[c.index], got, c.want)
 		}
@@ -462,10 +457,10 @@ func TestRunStopsAtAFailedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &recorder{failPath: "POST /v1/memories"}
-	res, err := Runner{Handler: h, Key: "k"}.Run(context.Background(), sc)
-	var reqErr *RequestError
+	res, err := Runner{Client: &client.Client{Handler: h, Key: "k"}}.Run(context.Background(), sc)
+	var reqErr *client.Error
 	if !errors.As(err, &reqErr) {
-		t.Fatalf("got error %v, want a *RequestError", err)
+		t.Fatalf("got error %v, want a *client.Error", err)
 	}
 	if reqErr.Status != http.StatusBadRequest || reqErr.Path != "/v1/memories" || !strings.Contains(string(reqErr.Response), "nope") {
 		t.Errorf("got %+v, want the 400 of POST /v1/memories with its body", reqErr)

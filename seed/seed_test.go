@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ctxgraph/ctxgraph/client"
 )
 
 // recorder is a stand-in server for unit tests of the generator: it answers every write
@@ -108,7 +110,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func generate(t *testing.T, cfg Config) (Summary, *recorder) {
 	t.Helper()
 	rec := newRecorder()
-	sum, err := Generate(context.Background(), Client{Handler: rec, Key: "test-key"}, cfg)
+	sum, err := Generate(context.Background(), &client.Client{Handler: rec, Key: "test-key"}, cfg)
 	if err != nil {
 		t.Fatalf("Generate(%+v): %v", cfg, err)
 	}
@@ -239,7 +241,7 @@ func TestGenerateRejectsABadConfig(t *testing.T) {
 		{Rounds: 5, Branches: 1, Participants: 0},
 		{Rounds: 5, Branches: 1, Participants: 5},
 	} {
-		if _, err := Generate(context.Background(), Client{Handler: newRecorder()}, cfg); err == nil {
+		if _, err := Generate(context.Background(), &client.Client{Handler: newRecorder()}, cfg); err == nil {
 			t.Errorf("Generate(%+v): got no error, want one", cfg)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
@@ -176,22 +177,10 @@ func (b *bench) runGeneration(ctx context.Context) {
 	g.Load = b.generationLoad(ctx, 16)
 }
 
-// generationAnswer is the part of a generation's answer the benchmark reads.
-type generationAnswer struct {
-	Runs []struct {
-		AssemblyID string `json:"assemblyId"`
-		Status     string `json:"status"`
-		Model      string `json:"model"`
-		Error      *struct {
-			Code, Message string
-		} `json:"error"`
-	} `json:"runs"`
-}
-
 func (b *bench) generationBody(branch, participant string, i int, stream bool) []byte {
-	return mustJSON(map[string]any{
-		"branchId": branch, "participantIds": []string{participant}, "tokenBudget": b.o.budget, "stream": stream,
-		"userMessage": map[string]any{"content": fmt.Sprintf("Generation %d: how do the Q3 figures compare with the forecast?", i)},
+	return mustJSON(client.GenerationRequest{
+		BranchID: branch, ParticipantIDs: []string{participant}, TokenBudget: b.o.budget, Stream: stream,
+		UserMessage: &client.UserMessage{Content: fmt.Sprintf("Generation %d: how do the Q3 figures compare with the forecast?", i)},
 	})
 }
 
@@ -226,7 +215,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			// The first delta through ctxgraph is timed by a second, streamed request below.
 			continue
 		}
-		var ans generationAnswer
+		var ans client.Generation
 		if json.Unmarshal(body, &ans) != nil || len(ans.Runs) != 1 || ans.Runs[0].Status != model.RunCompleted {
 			fail("generation answered %s", clip(body))
 			continue
@@ -281,19 +270,9 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 // openai adapter serialises it, with the assembly's server-side time as its record keeps
 // it (graph, policy and serialise: the record holds no time for its own write).
 func (b *bench) providerRequest(ctx context.Context, assemblyID, modelName string) ([]byte, time.Duration, error) {
-	st, body, _, err := b.call(ctx, b.key, http.MethodGet, "/v1/assemblies/"+assemblyID, nil)
-	if err != nil || st != http.StatusOK {
-		return nil, 0, fmt.Errorf("reading assembly %s: %d %v", assemblyID, st, err)
-	}
-	var a struct {
-		Messages []model.ChatMessage `json:"messages"`
-		Request  struct {
-			Model string `json:"model"`
-		} `json:"request"`
-		TimingsMs model.Timings `json:"timingsMs"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, 0, err
+	a, err := b.api.WithKey(b.key).GetAssembly(ctx, assemblyID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading assembly %s: %w", assemblyID, err)
 	}
 	if modelName == "" {
 		modelName = a.Request.Model
@@ -343,43 +322,29 @@ func (b *bench) postKatan(ctx context.Context, body []byte, stream bool) (total,
 
 // firstDelta sends a streamed generation and times its first message.delta event.
 func (b *bench) firstDelta(ctx context.Context, body []byte) (time.Duration, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/v1/generations", bytes.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	start := time.Now()
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
 	var first time.Duration
-	assemblyID, event := "", ""
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-			if event == model.EventMessageDelta && first == 0 {
+	assemblyID := ""
+	start := time.Now()
+	err := b.api.WithKey(b.key).Do(ctx, http.MethodPost, "/v1/generations", body, client.Events(func(e client.Event) error {
+		switch e.Name {
+		case model.EventMessageDelta:
+			if first == 0 {
 				first = time.Since(start)
 			}
-		case strings.HasPrefix(line, "data: ") && event == model.EventRunStarted:
+		case model.EventRunStarted:
 			var s struct {
 				AssemblyID string `json:"assemblyId"`
 			}
-			_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &s)
+			_ = json.Unmarshal(e.Data, &s)
 			assemblyID = s.AssemblyID
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}))
+	if err != nil {
 		return 0, "", err
 	}
 	if first == 0 || assemblyID == "" {
-		return 0, "", fmt.Errorf("the stream had no message.delta (status %d)", resp.StatusCode)
+		return 0, "", fmt.Errorf("the stream had no message.delta")
 	}
 	return first, assemblyID, nil
 }
@@ -391,16 +356,16 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 	type conv struct{ branch, participant string }
 	convs := make([]conv, clients)
 	for i := range convs {
-		st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/conversations", mustJSON(map[string]any{"title": fmt.Sprintf("generation load %d", i)}))
-		var c struct{ ID, BranchID string }
+		st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/conversations", mustJSON(client.Conversation{Title: fmt.Sprintf("generation load %d", i)}))
+		var c client.Created
 		if err != nil || st != http.StatusCreated || json.Unmarshal(body, &c) != nil {
 			l.Err = fmt.Sprintf("creating a conversation: %d %v", st, err)
 			return l
 		}
 		b.convs = append(b.convs, b.key+"|"+c.ID)
 		st, body, _, err = b.call(ctx, b.key, http.MethodPost, "/v1/conversations/"+c.ID+"/participants",
-			mustJSON(map[string]any{"kind": "model", "name": "gpt", "provider": "openai", "model": "ctxgraph-test"}))
-		var p struct{ ID string }
+			mustJSON(client.Participant{Kind: "model", Name: "gpt", Provider: "openai", Model: "ctxgraph-test"}))
+		var p client.Created
 		if err != nil || st != http.StatusCreated || json.Unmarshal(body, &p) != nil {
 			l.Err = fmt.Sprintf("adding a participant: %d %v", st, err)
 			return l

@@ -62,7 +62,7 @@ func (b *bench) runPeers(ctx context.Context) {
 			r.Errors = append(r.Errors, name+": loading: "+err.Error())
 			continue
 		}
-		runner := scenario.Runner{Client: b.client, BaseURL: b.base, Key: b.scKeys[f]}
+		runner := scenario.Runner{Client: b.api.WithKey(b.scKeys[f])}
 		res, c, err := runner.Compare(ctx, sc, tk)
 		if res.ConversationID != "" {
 			b.convs = append(b.convs, b.scKeys[f]+"|"+res.ConversationID)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/scenario"
 )
 
@@ -42,7 +43,7 @@ func runCompare(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	runner := scenario.Runner{Client: &http.Client{Timeout: 60 * time.Second}, BaseURL: strings.TrimRight(*url, "/"), Key: apiKey}
+	runner := scenario.Runner{Client: scenarioClient(*url, apiKey)}
 	tk := assembly.MustTokenizer("o200k_base")
 	var comps []scenario.Comparison
 	for _, file := range files {
@@ -86,6 +87,13 @@ func runCompare(args []string, stdout io.Writer) error {
 }
 
 // serverFlags defines the flags that name the server and the key: -url and -key.
+// scenarioClient is the client the scenario and compare commands play files with.
+func scenarioClient(url, key string) *client.Client {
+	c := client.New(strings.TrimRight(url, "/"), key)
+	c.HTTP = &http.Client{Timeout: 60 * time.Second}
+	return c
+}
+
 func serverFlags(fs *flag.FlagSet) (url, key *string) {
 	url = fs.String("url", orDefault(os.Getenv("CTXGRAPH_URL"), "http://127.0.0.1:8080"), "ctxgraph base URL")
 	key = fs.String("key", os.Getenv("CTXGRAPH_KEY"), "API key (default: CTXGRAPH_KEY, else .ctxgraph/dev-api-key)")

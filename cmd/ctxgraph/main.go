@@ -34,13 +34,11 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ctxgraph/ctxgraph/api"
-	"github.com/ctxgraph/ctxgraph/assembly"
-	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
-	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
+	"github.com/ctxgraph/ctxgraph/server"
 	"github.com/ctxgraph/ctxgraph/tracing"
 )
 
@@ -266,35 +264,19 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.stopTracing, err = tracing.Setup(ctx, os.Getenv); err != nil {
 		return fmt.Errorf("tracing (OTEL_EXPORTER_OTLP_*): %w", err)
 	}
-	blobs, err := blob.Open(m.BlobDir)
-	if err != nil {
-		return err
-	}
 	cypher.TuneGarbageCollector()
-	if m.store, err = cypher.Open(m.Neo4j, blobs); err != nil {
+	if m.store, err = server.OpenStore(m.Neo4j, m.BlobDir); err != nil {
 		return err
 	}
-	m.store.Tokens = assembly.MustTokenizer("o200k_base")
 	m.store.SetRecordCache(m.RecordCache)
 	if err := m.migrate(ctx, time.Minute); err != nil {
 		return err
 	}
-	met := metrics.New(metrics.Sources{
-		Neo4jErrors: m.store.Neo4jErrors,
-		CacheReads: func() (int64, int64, int64) {
-			st := m.store.RecordCacheStats()
-			return st.DeltaReads, st.FullReads, st.SharedViews
-		},
+	srv := server.New(server.Config{
+		Store: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody, Providers: m.Providers, Metrics: true,
 	})
-	asm := assembly.NewService(m.store)
-	asm.Observer = met
-	turns := &generation.Service{Graph: m.store, Calls: m.store, Assembler: asm, Providers: provider.NewRegistry(m.Providers), ProviderCalls: met}
-	m.scheduler = &generation.Scheduler{Graph: m.store, Turns: turns, Log: log.Named("scheduler")}
-	srv := api.New(api.Config{
-		Graph: m.store, Idempotency: m.store, Health: m.store, Assembler: asm, Assemblies: m.store,
-		Generator: turns, Schedules: m.scheduler, Metrics: met, Keys: m.Keys, Log: log, MaxBody: m.MaxBody,
-	})
-	m.server = srv.HTTPServer(m.Addr, m.Timeouts)
+	m.scheduler = srv.Scheduler
+	m.server = srv.API.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
 		return err

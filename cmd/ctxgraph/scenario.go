@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
-	"strings"
-	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/scenario"
 )
 
@@ -36,8 +33,8 @@ func runScenarios(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: 60 * time.Second}
-	runner := scenario.Runner{Client: client, BaseURL: strings.TrimRight(*url, "/"), Key: *key}
+	c := scenarioClient(*url, *key)
+	runner := scenario.Runner{Client: c}
 	var results []scenario.Result
 	failed := false
 	for _, file := range files {
@@ -58,7 +55,7 @@ func runScenarios(args []string, stdout io.Writer) error {
 				failed = true
 			}
 			if *show && a.AssemblyID != "" {
-				showAssembly(stdout, client, runner, a.AssemblyID)
+				showAssembly(stdout, c, a.AssemblyID)
 			}
 		}
 	}
@@ -70,21 +67,17 @@ func runScenarios(args []string, stdout io.Writer) error {
 }
 
 // showAssembly prints the messages of a recorded assembly.
-func showAssembly(w io.Writer, client *http.Client, r scenario.Runner, id string) {
-	req, _ := http.NewRequest(http.MethodGet, r.BaseURL+"/v1/assemblies/"+id, nil)
-	req.Header.Set("Authorization", "Bearer "+r.Key)
-	resp, err := client.Do(req)
+func showAssembly(w io.Writer, c *client.Client, id string) {
+	a, err := c.GetAssembly(context.Background(), id)
 	if err != nil {
 		fmt.Fprintln(w, "  (cannot read the assembly:", err, ")")
 		return
 	}
-	defer resp.Body.Close()
-	var a struct {
-		Messages []struct{ Role, Content, Name string } `json:"messages"`
-		Tokens   map[string]int                         `json:"tokens"`
+	tokens := map[string]int{"assembled": a.Tokens.Assembled, "baseline": a.Tokens.Baseline, "budget": a.Tokens.Budget}
+	if a.Tokens.Protected != 0 {
+		tokens["protected"] = a.Tokens.Protected
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&a)
-	fmt.Fprintf(w, "--- assembly %s (tokens %v)\n", id, a.Tokens)
+	fmt.Fprintf(w, "--- assembly %s (tokens %v)\n", id, tokens)
 	for _, m := range a.Messages {
 		fmt.Fprintf(w, "[%s %s]\n%s\n", m.Role, m.Name, m.Content)
 	}

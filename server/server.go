@@ -1,0 +1,95 @@
+// Package server wires ctxgraph's parts into the API server: over an opened store, the
+// assembler, the generation service and its scheduler, and the HTTP API. It is the one
+// wiring that cmd/ctxgraph serves and that cmd/ctxbench and the integration tests build, so
+// what they measure and test is what runs.
+package server
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/generation"
+	"github.com/ctxgraph/ctxgraph/metrics"
+	"github.com/ctxgraph/ctxgraph/provider"
+)
+
+// Config is what the server is built from.
+type Config struct {
+	// Store is the graph, opened (OpenStore) and migrated by the caller, who closes it.
+	Store *cypher.Store
+	// Keys maps each API key to the account it belongs to.
+	Keys map[string]string
+	// Log logs failed requests, access lines and the scheduler; nil logs nothing.
+	Log *zap.Logger
+	// MaxBody is the largest request body accepted (api.DefaultMaxBody when empty).
+	MaxBody string
+	// Providers are the model providers; none means the built-in echo provider.
+	Providers []provider.Config
+	// Metrics turns on the Prometheus metrics of assemblies, provider calls, Neo4j errors
+	// and the assembler's cache (GET /metrics); without it /metrics serves the requests' and
+	// the process's only.
+	Metrics bool
+	// ObserveStep, when set, is told how long each step of a generation took.
+	ObserveStep func(generation.Step, time.Duration)
+}
+
+// Server is the wired server: the HTTP API and the services behind it.
+type Server struct {
+	// API is the http.Handler that serves the REST API.
+	API       *api.Server
+	Assembler *assembly.Service
+	Turns     *generation.Service
+	// Scheduler runs scheduled turns once started; the caller starts and stops it.
+	Scheduler *generation.Scheduler
+	// Metrics are the collectors, nil unless Config.Metrics.
+	Metrics *metrics.Metrics
+}
+
+// New wires a server over cfg.Store.
+func New(cfg Config) *Server {
+	store := cfg.Store
+	s := &Server{Assembler: assembly.NewService(store)}
+	s.Turns = &generation.Service{Graph: store, Calls: store, Assembler: s.Assembler,
+		Providers: provider.NewRegistry(cfg.Providers), Observe: cfg.ObserveStep}
+	if cfg.Metrics {
+		s.Metrics = metrics.New(metrics.Sources{
+			Neo4jErrors: store.Neo4jErrors,
+			CacheReads: func() (int64, int64, int64) {
+				st := store.RecordCacheStats()
+				return st.DeltaReads, st.FullReads, st.SharedViews
+			},
+		})
+		// Assigned only when set: an interface holding a nil *Metrics is not nil.
+		s.Assembler.Observer = s.Metrics
+		s.Turns.ProviderCalls = s.Metrics
+	}
+	s.Scheduler = &generation.Scheduler{Graph: store, Turns: s.Turns}
+	if cfg.Log != nil {
+		s.Scheduler.Log = cfg.Log.Named("scheduler")
+	}
+	s.API = api.New(api.Config{
+		Graph: store, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
+		Generator: s.Turns, Schedules: s.Scheduler, Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
+	})
+	return s
+}
+
+// OpenStore opens the blob directory and the Neo4j store over it, counting tokens with the
+// o200k_base vocabulary. The schema is not migrated: that is the caller's (Store.Migrate).
+func OpenStore(neo4j cypher.Config, blobDir string) (*cypher.Store, error) {
+	blobs, err := blob.Open(blobDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := cypher.Open(neo4j, blobs)
+	if err != nil {
+		return nil, err
+	}
+	store.Tokens = assembly.MustTokenizer("o200k_base")
+	return store, nil
+}
