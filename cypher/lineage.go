@@ -3,75 +3,12 @@ package cypher
 import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
+	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// openEnded stands for "no cutoff": the active branch sees all of its own records.
-const openEnded = int64(1) << 62
-
-// lineageBranch is one branch of a lineage with the seq up to which it is inherited.
-type lineageBranch struct {
-	BranchID string
-	Depth    int64
-	Cutoff   int64
-}
-
-// lineage is a branch and its ancestors, nearest first.
-type lineage struct {
-	ConversationID string
-	Branches       []lineageBranch
-}
-
-// contains reports whether a record at seq on branchID is part of the lineage.
-func (l lineage) contains(branchID string, seq int64) bool {
-	cutoff, ok := l.cutoff(branchID)
-	return ok && seq <= cutoff
-}
-
-// cutoff is the seq up to which the lineage inherits a branch; false when the branch is not
-// part of it.
-func (l lineage) cutoff(branchID string) (int64, bool) {
-	for _, b := range l.Branches {
-		if b.BranchID == branchID {
-			return b.Cutoff, true
-		}
-	}
-	return 0, false
-}
-
-// lineageOf derives a branch's lineage from the conversation's branches as
-// ConversationRecords lists them ({id, parentId, afterSeq}): the branch sees all of its own
-// records, each ancestor up to the fork point of the branch forked from it.
-func lineageOf(conversationID, branchID string, branches []any) lineage {
-	parent := map[string]props{}
-	for _, v := range branches {
-		b := asProps(v)
-		parent[b.str("id")] = b
-	}
-	l := lineage{ConversationID: conversationID}
-	id, cutoff := branchID, openEnded
-	for depth := int64(0); id != ""; depth++ {
-		b, ok := parent[id]
-		if !ok || depth > int64(len(branches)) {
-			break
-		}
-		l.Branches = append(l.Branches, lineageBranch{BranchID: id, Depth: depth, Cutoff: cutoff})
-		id, cutoff = b.str("parentId"), b.i64("afterSeq")
-	}
-	return l
-}
-
-// ids lists the lineage's branch ids, nearest first.
-func (l lineage) ids() []string {
-	out := make([]string, len(l.Branches))
-	for i, b := range l.Branches {
-		out[i] = b.BranchID
-	}
-	return out
-}
-
-// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
-func (l lineage) params() []map[string]any {
+// lineageParams renders a lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
+func lineageParams(l lineage.Lineage) []map[string]any {
 	out := make([]map[string]any, len(l.Branches))
 	for i, b := range l.Branches {
 		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
@@ -81,17 +18,17 @@ func (l lineage) params() []map[string]any {
 
 // branchLineage reads the lineage of a branch; KindNotFound when the branch is not the
 // account's.
-func (t *tx) branchLineage(accountID, branchID string) (lineage, error) {
+func (t *tx) branchLineage(accountID, branchID string) (lineage.Lineage, error) {
 	records, err := t.run("BranchLineage", map[string]any{"accountId": accountID, "branchId": branchID})
 	if err != nil {
-		return lineage{}, err
+		return lineage.Lineage{}, err
 	}
 	if len(records) == 0 {
-		return lineage{}, model.NotFound("branch", branchID)
+		return lineage.Lineage{}, model.NotFound("branch", branchID)
 	}
-	l := lineage{ConversationID: strValue(records[0], "conversationId")}
+	l := lineage.Lineage{ConversationID: strValue(records[0], "conversationId")}
 	for _, r := range records {
-		b := lineageBranch{BranchID: strValue(r, "branchId"), Cutoff: openEnded}
+		b := lineage.Branch{BranchID: strValue(r, "branchId"), Cutoff: lineage.OpenEnded}
 		b.Depth, _ = value(r, "depth").(int64)
 		if c, ok := value(r, "cutoff").(int64); ok {
 			b.Cutoff = c

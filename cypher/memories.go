@@ -160,7 +160,7 @@ func (t *tx) commonLineage(accountID string, sources []located, field string) (s
 		}
 		all := true
 		for _, src := range sources {
-			all = all && lin.contains(src.branchID(), src.seq())
+			all = all && lin.Contains(src.branchID(), src.seq())
 		}
 		if all {
 			return b, nil

@@ -56,12 +56,12 @@ func (t *tx) appendMessage(accountID string, in model.NewMessage) (model.Message
 		if err != nil {
 			return model.Message{}, err
 		}
-		if !lin.contains(parent.branchID(), parent.seq()) {
+		if !lin.Contains(parent.branchID(), parent.seq()) {
 			return model.Message{}, model.Invalid("parentMessageIds", "message %q is not in the lineage of branch %q", id, in.BranchID)
 		}
 	}
 	if parents == nil {
-		latest, err := t.one("LatestLineageMessage", map[string]any{"accountId": accountID, "lineage": lin.params()})
+		latest, err := t.one("LatestLineageMessage", map[string]any{"accountId": accountID, "lineage": lineageParams(lin)})
 		if err != nil {
 			return model.Message{}, err
 		}
@@ -115,11 +115,11 @@ func (s *Store) History(ctx context.Context, accountID, branchID string) (model.
 		if err != nil {
 			return model.History{}, err
 		}
-		records, err := t.run("LineageHistory", map[string]any{"accountId": accountID, "lineage": lin.params()})
+		records, err := t.run("LineageHistory", map[string]any{"accountId": accountID, "lineage": lineageParams(lin)})
 		if err != nil {
 			return model.History{}, err
 		}
-		h := model.History{BranchID: branchID, Lineage: lin.ids(), Items: []model.HistoryItem{}}
+		h := model.History{BranchID: branchID, Lineage: lin.IDs(), Items: []model.HistoryItem{}}
 		for _, r := range records {
 			p := nodeProps(r, "item")
 			h.Items = append(h.Items, model.HistoryItem{

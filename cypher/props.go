@@ -74,12 +74,16 @@ func (p props) timePtr(k string) *time.Time {
 }
 
 func (p props) strs(k string) []string {
+	list, _ := p[k].([]any)
+	return strs(list)
+}
+
+// strs returns the strings of a list, never nil.
+func strs(list []any) []string {
 	out := []string{}
-	if list, ok := p[k].([]any); ok {
-		for _, v := range list {
-			if s, ok := v.(string); ok {
-				out = append(out, s)
-			}
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -108,7 +112,8 @@ func strValue(rec *neo4j.Record, key string) string {
 
 // strList returns a list-of-strings value of a record.
 func strList(rec *neo4j.Record, key string) []string {
-	return props{"v": value(rec, key)}.strs("v")
+	list, _ := value(rec, key).([]any)
+	return strs(list)
 }
 
 // nullable turns an empty string into a Cypher null, so that optional ids are not stored.

@@ -37,7 +37,7 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 		if err != nil {
 			return model.Run{}, err
 		}
-		if !lin.contains(m.branchID(), m.seq()) {
+		if !lin.Contains(m.branchID(), m.seq()) {
 			return model.Run{}, model.Invalid("triggerMessageId", "message %q is not in the lineage of branch %q", in.TriggerMessageID, in.BranchID)
 		}
 	}

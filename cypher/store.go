@@ -16,6 +16,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
+	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -74,7 +75,7 @@ type Store struct {
 
 	// records is the assembler's cache of conversation copies (see records.go); nil when
 	// disabled with SetRecordCache(0).
-	records *recordCache
+	records *lineage.Cache
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
 	// tool results, batching those of concurrent requests (groupCommit).
 	assemblyRecords, toolCalls, toolResults groupCommit
@@ -128,12 +129,12 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		blobs:         blobs,
 		InlineLimit:   DefaultInlineLimit,
 		Now:           func() time.Time { return time.Now().UTC() },
-		records:       newRecordCache(DefaultRecordCacheSize),
+		records:       lineage.NewCache(DefaultRecordCacheSize),
 		DeleteBatch:   DefaultDeleteBatch,
 
-		assemblyRecords: groupCommit{statement: "RecordAssemblies"},
-		toolCalls:       groupCommit{statement: "RequestToolCall"},
-		toolResults:     groupCommit{statement: "RecordToolResult"},
+		assemblyRecords: groupCommit{statement: recordAssemblies},
+		toolCalls:       groupCommit{statement: requestToolCall},
+		toolResults:     groupCommit{statement: recordToolResult},
 	}, nil
 }
 
@@ -144,7 +145,7 @@ func (s *Store) SetRecordCache(records int) {
 		s.records = nil
 		return
 	}
-	s.records = newRecordCache(records)
+	s.records = lineage.NewCache(records)
 }
 
 // Close releases the driver's connections.

@@ -62,6 +62,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
@@ -450,7 +451,7 @@ func newBench(o options) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	cypher.TuneGarbageCollector()
+	process.TuneGarbageCollector()
 	b.store, err = cypher.Open(cypher.Config{
 		URI: o.neo4jURI, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
 		Database: orDefault(os.Getenv("NEO4J_DATABASE"), "neo4j"),

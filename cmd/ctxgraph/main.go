@@ -35,6 +35,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/metrics"
@@ -262,7 +263,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cypher.TuneGarbageCollector()
+	process.TuneGarbageCollector()
 	if m.store, err = cypher.Open(m.Neo4j, blobs); err != nil {
 		return err
 	}
