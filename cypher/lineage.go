@@ -7,6 +7,31 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
+// The statements that read lineages and find records.
+var (
+	branchLineageQuery = newQuery[branchParams, branchLineageRow]("BranchLineage")
+	locateRecords      = newQuery[locateParams, locateRow]("LocateRecords")
+)
+
+type branchLineageRow struct {
+	ConversationID string `col:"conversationId"`
+	BranchID       string `col:"branchId"`
+	Depth          int64  `col:"depth"`
+	// Cutoff is null for the branch itself.
+	Cutoff any `col:"cutoff"`
+}
+
+type locateParams struct {
+	AccountID string   `param:"accountId"`
+	IDs       []string `param:"ids"`
+}
+
+type locateRow struct {
+	ID    string      `col:"id"`
+	Label string      `col:"label"`
+	N     dbtype.Node `col:"n"`
+}
+
 // lineageParams renders a lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
 func lineageParams(l lineage.Lineage) []map[string]any {
 	out := make([]map[string]any, len(l.Branches))
@@ -19,18 +44,17 @@ func lineageParams(l lineage.Lineage) []map[string]any {
 // branchLineage reads the lineage of a branch; KindNotFound when the branch is not the
 // account's.
 func (t *tx) branchLineage(accountID, branchID string) (lineage.Lineage, error) {
-	records, err := t.run("BranchLineage", map[string]any{"accountId": accountID, "branchId": branchID})
+	rows, err := branchLineageQuery.all(t, branchParams{AccountID: accountID, BranchID: branchID})
 	if err != nil {
 		return lineage.Lineage{}, err
 	}
-	if len(records) == 0 {
+	if len(rows) == 0 {
 		return lineage.Lineage{}, model.NotFound("branch", branchID)
 	}
-	l := lineage.Lineage{ConversationID: strValue(records[0], "conversationId")}
-	for _, r := range records {
-		b := lineage.Branch{BranchID: strValue(r, "branchId"), Cutoff: lineage.OpenEnded}
-		b.Depth, _ = value(r, "depth").(int64)
-		if c, ok := value(r, "cutoff").(int64); ok {
+	l := lineage.Lineage{ConversationID: rows[0].ConversationID}
+	for _, r := range rows {
+		b := lineage.Branch{BranchID: r.BranchID, Depth: r.Depth, Cutoff: lineage.OpenEnded}
+		if c, ok := r.Cutoff.(int64); ok {
 			b.Cutoff = c
 		}
 		l.Branches = append(l.Branches, b)
@@ -61,17 +85,12 @@ func (t *tx) locate(accountID string, ids ...string) (map[string]located, error)
 	if len(want) == 0 {
 		return out, nil
 	}
-	records, err := t.run("LocateRecords", map[string]any{"accountId": accountID, "ids": want})
+	rows, err := locateRecords.all(t, locateParams{AccountID: accountID, IDs: want})
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range records {
-		id := strValue(r, "id")
-		loc := located{ID: id, Label: strValue(r, "label"), Props: nodeProps(r, "n")}
-		if n, ok := value(r, "n").(dbtype.Node); ok {
-			loc.ElementID = n.ElementId
-		}
-		out[id] = loc
+	for _, r := range rows {
+		out[r.ID] = located{ID: r.ID, Label: r.Label, Props: r.N.Props, ElementID: r.N.ElementId}
 	}
 	return out, nil
 }

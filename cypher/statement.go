@@ -16,11 +16,11 @@ import (
 )
 
 // query is one .cypher file typed as sqlc types a query: P holds its $parameters, one
-// field each, tagged `param:"name"` (`param:"name,null"` sends an empty string, a nil
-// pointer or a zero time as null); R holds one record of its answer, one field per RETURN
-// column, tagged `col:"alias"`. A test checks the tags against the file's text, so a
-// misspelt parameter or alias fails it; decoding a record fails on a column it lacks or a
-// value of another type, instead of reading a zero value. A null reads as the zero value.
+// field each, tagged `param:"name"` (`param:"name,null"` sends the zero string, number or
+// time as null; a nil pointer is always null); R holds one record of its answer, one field
+// per RETURN column, tagged `col:"alias"`. A test checks the tags against the file's text,
+// so a misspelt parameter or alias fails it; decoding a record fails on a column it lacks or
+// a value of another type, instead of reading a zero value. A null reads as the zero value.
 type query[P, R any] struct {
 	name string
 
@@ -69,12 +69,15 @@ const (
 	kindFloat
 	kindTime
 	kindTimePtr
+	kindFloatPtr
+	kindStringPtr
 	kindStrings
 	kindList
 	kindMaps
 	kindMap
 	kindRevs
 	kindProps
+	kindNode
 	kindAny
 )
 
@@ -86,12 +89,15 @@ var fieldKinds = map[reflect.Type]fieldKind{
 	reflect.TypeFor[float64]():          kindFloat,
 	reflect.TypeFor[time.Time]():        kindTime,
 	reflect.TypeFor[*time.Time]():       kindTimePtr,
+	reflect.TypeFor[*float64]():         kindFloatPtr,
+	reflect.TypeFor[*string]():          kindStringPtr,
 	reflect.TypeFor[[]string]():         kindStrings,
 	reflect.TypeFor[[]any]():            kindList,
 	reflect.TypeFor[[]map[string]any](): kindMaps,
 	reflect.TypeFor[map[string]any]():   kindMap,
 	reflect.TypeFor[map[string]int64](): kindRevs,
 	reflect.TypeFor[props]():            kindProps,
+	reflect.TypeFor[dbtype.Node]():      kindNode,
 	reflect.TypeFor[any]():              kindAny,
 }
 
@@ -140,9 +146,13 @@ func (f field) get(ptr unsafe.Pointer) any {
 			return s
 		}
 	case kindInt64:
-		return *(*int64)(ptr)
+		if n := *(*int64)(ptr); n != 0 || !f.nullable {
+			return n
+		}
 	case kindInt:
-		return *(*int)(ptr)
+		if n := *(*int)(ptr); n != 0 || !f.nullable {
+			return n
+		}
 	case kindBool:
 		return *(*bool)(ptr)
 	case kindFloat:
@@ -154,6 +164,14 @@ func (f field) get(ptr unsafe.Pointer) any {
 	case kindTimePtr:
 		if t := *(**time.Time)(ptr); t != nil {
 			return t.UTC()
+		}
+	case kindFloatPtr:
+		if f := *(**float64)(ptr); f != nil {
+			return *f
+		}
+	case kindStringPtr:
+		if s := *(**string)(ptr); s != nil {
+			return *s
 		}
 	case kindStrings:
 		return *(*[]string)(ptr)
@@ -224,6 +242,11 @@ func (f field) set(ptr unsafe.Pointer, val any) bool {
 			t = t.UTC()
 			*(**time.Time)(ptr) = &t
 		}
+	case kindFloatPtr:
+		var x float64
+		if x, ok = val.(float64); ok {
+			*(**float64)(ptr) = &x
+		}
 	case kindStrings:
 		var l []any
 		l, ok = val.([]any)
@@ -241,6 +264,8 @@ func (f field) set(ptr unsafe.Pointer, val any) bool {
 		default:
 			ok = false
 		}
+	case kindNode:
+		*(*dbtype.Node)(ptr), ok = val.(dbtype.Node)
 	case kindAny:
 		*(*any)(ptr) = val
 	default:
@@ -324,6 +349,22 @@ func (q *query[P, R]) autoOne(ctx context.Context, s *Store, mode neo4j.AccessMo
 		return row, false, err
 	}
 	return q.scanFirst(recs)
+}
+
+// inSession runs the statement as an auto-commit transaction of session without retries,
+// for statements that cannot run in a managed transaction (schema commands, SHOW, and the
+// migrations' bookkeeping beside them), and decodes its records.
+func (q *query[P, R]) inSession(ctx context.Context, session neo4j.SessionWithContext, p P) ([]R, error) {
+	res, err := session.Run(ctx, mustQuery(q.name), q.encode(&p))
+	if err != nil {
+		return nil, translate(err)
+	}
+	records, err := res.Collect(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	coverage.mark(q.name)
+	return q.scanAll(records)
 }
 
 // idParams name one record of an account.
