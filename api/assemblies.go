@@ -29,11 +29,11 @@ func (s *Server) assemble(c echo.Context) error {
 	if in.ExactArtifactIDs == nil {
 		in.ExactArtifactIDs = []string{}
 	}
-	a, err := s.assembler.Assemble(answering(c, http.StatusCreated), accountOf(c), in)
+	a, record, err := s.assembler.Assemble(answering(c, http.StatusCreated), accountOf(c), in)
 	if err != nil {
 		return err
 	}
-	if body, ok := a.ResponseJSON(); ok {
+	if body, ok := assemblyJSON(a, record); ok {
 		return c.JSONBlob(http.StatusCreated, body)
 	}
 	return c.JSON(http.StatusCreated, a)

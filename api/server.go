@@ -5,7 +5,6 @@ package api
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -228,23 +227,4 @@ func browserPreflight(c echo.Context) error {
 
 func (s *Server) openapi(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", openAPISpec)
-}
-
-// jsonSerializer writes JSON without HTML escaping: assembled prompts and tool payloads keep
-// `&`, `<` and `>` as they are, exactly as a client sent them.
-type jsonSerializer struct{}
-
-// Serialize writes i as JSON.
-func (jsonSerializer) Serialize(c echo.Context, i any, indent string) error {
-	enc := json.NewEncoder(c.Response())
-	enc.SetEscapeHTML(false)
-	if indent != "" {
-		enc.SetIndent("", indent)
-	}
-	return enc.Encode(i)
-}
-
-// Deserialize is unused: handlers bind bodies themselves (see bind).
-func (jsonSerializer) Deserialize(c echo.Context, i any) error {
-	return json.NewDecoder(c.Request().Body).Decode(i)
 }

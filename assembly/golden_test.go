@@ -42,7 +42,7 @@ func TestAssembliesMatchTheGolden(t *testing.T) {
 	for seed := range goldenAssemblies {
 		g, req := generatedLineage(uint64(seed + 1))
 		s.Graph = g
-		a, err := s.compute(context.Background(), "acct", req, v)
+		a, err := s.compute(context.Background(), "acct", req, model.SnapshotOptions{}, v)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed+1, err)
 		}
@@ -104,7 +104,7 @@ type snapshotGraph struct {
 	raw  map[string]model.ArtifactRaw
 }
 
-func (g *snapshotGraph) LineageSnapshot(context.Context, string, model.AssemblyRequest) (model.Snapshot, error) {
+func (g *snapshotGraph) LineageSnapshot(context.Context, string, model.AssemblyRequest, model.SnapshotOptions) (model.Snapshot, error) {
 	return g.snap, nil
 }
 

@@ -46,30 +46,30 @@ func NewService(g model.AssemblyGraph) *Service {
 	return &Service{Graph: g, Now: func() time.Time { return time.Now().UTC() }}
 }
 
-// Assemble builds and records the context of one model call. It returns KindInvalid for an
-// unknown policy version or an impossible request, KindNotFound for unknown ids.
-func (s *Service) Assemble(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
+// Assemble builds and records the context of one model call, and answers the JSON its
+// record keeps. It returns KindInvalid for an unknown policy version or an impossible
+// request, KindNotFound for unknown ids.
+func (s *Service) Assemble(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, []byte, error) {
 	a, err := s.prepare(ctx, accountID, req)
 	if err != nil {
-		return model.Assembly{}, err
+		return model.Assembly{}, nil, err
 	}
 	start := time.Now()
 	doc, err := model.EncodeJSON(a)
 	if err != nil {
-		return model.Assembly{}, model.Internal("encoding the assembly record", err)
+		return model.Assembly{}, nil, model.Internal("encoding the assembly record", err)
 	}
 	rctx, span := tracing.Tracer().Start(ctx, "ctxgraph.assembly.record")
 	err = s.Graph.RecordAssembly(rctx, accountID, a, doc)
 	span.End()
 	if err != nil {
-		return model.Assembly{}, err
+		return model.Assembly{}, nil, err
 	}
 	a.TimingsMs.Record = ms(time.Since(start))
-	a.Encoded = doc
 	if s.Observer != nil {
 		s.Observer.ObserveAssembly(a, a.TimingsMs)
 	}
-	return a, nil
+	return a, doc, nil
 }
 
 // recordTimeout bounds a record written while its model call runs (AssembleRecording):
@@ -148,7 +148,7 @@ func (s *Service) build(ctx context.Context, accountID string, req model.Assembl
 		req.AsOf = now
 	}
 	req.PolicyVersion = v.ID
-	a, err := s.compute(ctx, accountID, req, v)
+	a, err := s.compute(ctx, accountID, req, model.SnapshotOptions{}, v)
 	if err != nil {
 		return model.Assembly{}, err
 	}
@@ -157,12 +157,12 @@ func (s *Service) build(ctx context.Context, accountID string, req model.Assembl
 	return a, nil
 }
 
-// compute runs one assembly without recording it: the snapshot of the lineage, the
-// policies' judgement of its candidates, the budget's fit, and the rendered request with
-// its token counts and decisions.
-func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, v policy.Version) (model.Assembly, error) {
+// compute runs one assembly without recording it: the snapshot of the lineage (read as opts
+// say), the policies' judgement of its candidates, the budget's fit, and the rendered
+// request with its token counts and decisions.
+func (s *Service) compute(ctx context.Context, accountID string, req model.AssemblyRequest, opts model.SnapshotOptions, v policy.Version) (model.Assembly, error) {
 	start := time.Now()
-	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req)
+	snap, err := s.Graph.LineageSnapshot(ctx, accountID, req, opts)
 	if err != nil {
 		return model.Assembly{}, err
 	}
@@ -612,8 +612,8 @@ func (s *Service) recompute(ctx context.Context, accountID string, rec model.Ass
 		return model.Assembly{}, err
 	}
 	req := rec.Request
-	req.Trace, req.Fresh = true, fresh
-	return s.compute(ctx, accountID, req, v)
+	req.Trace = true
+	return s.compute(ctx, accountID, req, model.SnapshotOptions{Fresh: fresh}, v)
 }
 
 // Replay re-runs a recorded assembly and reports whether it selects the same records in the

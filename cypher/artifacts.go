@@ -39,18 +39,24 @@ func (s *Store) ArtifactRaw(ctx context.Context, accountID, id string) (model.Ar
 	return raw, nil
 }
 
+// deleteArtifact removes an artifact and answers the blob references it held.
+var deleteArtifact = newQuery[idStampParams, struct {
+	Refs           []string `col:"refs"`
+	BrokenMemories int64    `col:"brokenMemories"`
+}]("DeleteArtifact")
+
 // DeleteArtifact removes an artifact and its raw payloads; derived memories remain, marked
 // provenance-broken.
 func (s *Store) DeleteArtifact(ctx context.Context, accountID, id string) error {
 	refs, err := writeTx(ctx, s, func(t *tx) ([]string, error) {
-		rec, err := t.one("DeleteArtifact", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()})
+		row, found, err := deleteArtifact.one(t, idStampParams{ID: id, AccountID: accountID, RecordedAt: s.Now()})
 		if err != nil {
 			return nil, err
 		}
-		if rec == nil {
+		if !found {
 			return nil, model.NotFound("artifact", id)
 		}
-		return strList(rec, "refs"), t.answer(nil, "", "")
+		return row.Refs, t.answer(nil, "", "")
 	})
 	if err != nil {
 		return err

@@ -63,6 +63,15 @@ func storedDecision(d *model.Decision) bool {
 	return !d.Bulk
 }
 
+// recordAssemblies writes the records of assemblies (batchParams' rows, see RecordAssembly).
+var recordAssemblies = newQuery[batchParams, recordAssembliesRow]("RecordAssemblies")
+
+// recordAssembliesRow is one assembly written: its row and id.
+type recordAssembliesRow struct {
+	I  int64  `col:"i"`
+	ID string `col:"id"`
+}
+
 // RecordAssembly writes the assembly (record is its JSON, model.EncodeJSON, which the
 // response reuses), its INCLUDED edges and its policy decisions in one transaction, which
 // may also write the records of other assemblies made at the same time (groupCommit); it
@@ -165,7 +174,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	if keyed(ctx) {
 		// A keyed request's record is written alone, with its response: the record.
 		rec, err = writeTx(ctx, s, func(t *tx) (*neo4j.Record, error) {
-			rec, err := t.oneRow("RecordAssemblies", accountID, row)
+			rec, err := t.oneRow(recordAssemblies, accountID, row)
 			if err != nil || rec == nil {
 				return rec, err
 			}
@@ -177,6 +186,10 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	if err == nil && rec == nil {
 		// Nothing written: the conversation was not found (deleted, or not this account's).
 		err = model.NotFound("conversation", a.ConversationID)
+	}
+	if err == nil {
+		var written recordAssembliesRow
+		err = recordAssemblies.scan(rec, &written)
 	}
 	return err
 }
@@ -193,24 +206,9 @@ type decisionGroup struct {
 // cache, a fresh read, a copy dropped since) from the graph.
 func (s *Store) elementIDs(ctx context.Context, accountID, conversationID string, refs []string) (map[string]string, error) {
 	out := make(map[string]string, len(refs))
-	var missing []string
-	c := s.records.lookupConversation(accountID, conversationID)
-	if c != nil {
-		c.mu.RLock()
-	}
-	for _, ref := range refs {
-		var r *cachedRecord
-		if c != nil {
-			r = c.byID[ref]
-		}
-		if r != nil && r.elementID != "" {
-			out[ref] = r.elementID
-		} else {
-			missing = append(missing, ref)
-		}
-	}
-	if c != nil {
-		c.mu.RUnlock()
+	missing := refs
+	if c := s.records.LookupConversation(accountID, conversationID); c != nil {
+		missing = c.ElementIDs(refs, out)
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -240,21 +238,51 @@ func decisionID(accountID, conversationID, policyVersion string, key [6]string, 
 	return "pd_" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// The statements that read a recorded assembly.
+var (
+	readAssembly = newQuery[idParams, struct {
+		A         props `col:"a"`
+		Decisions []any `col:"decisions"`
+	}]("ReadAssembly")
+	includedEdges = newQuery[idParams, struct {
+		Ref      string `col:"ref"`
+		As       string `col:"as"`
+		Position int64  `col:"position"`
+	}]("IncludedEdges")
+	decisionEdges = newQuery[idParams, struct {
+		Ref     string `col:"ref"`
+		Kind    string `col:"kind"`
+		Outcome string `col:"outcome"`
+		As      string `col:"as"`
+		Reason  string `col:"reason"`
+		Rule    string `col:"rule"`
+	}]("DecisionEdges")
+	provenancePath = newQuery[refParams, struct {
+		Steps []any `col:"steps"`
+	}]("ProvenancePath")
+)
+
+// refParams name a record of an account that may be of any label.
+type refParams struct {
+	Ref       string `param:"ref"`
+	AccountID string `param:"accountId"`
+}
+
 // Assembly reads a recorded assembly with its stored policy decisions.
 func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assembly, error) {
 	return readTx(ctx, s, func(t *tx) (model.Assembly, error) {
-		rec, err := t.one("ReadAssembly", map[string]any{"id": id, "accountId": accountID})
+		row, found, err := readAssembly.one(t, idParams{ID: id, AccountID: accountID})
 		if err != nil {
 			return model.Assembly{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.Assembly{}, model.NotFound("assembly", id)
 		}
 		var a model.Assembly
-		if err := json.Unmarshal([]byte(nodeProps(rec, "a").str("record")), &a); err != nil {
+		if err := json.Unmarshal([]byte(row.A.str("record")), &a); err != nil {
 			return model.Assembly{}, model.Internal("decoding the assembly record", err)
 		}
-		for _, v := range list(rec, "decisions") {
+		for _, v := range row.Decisions {
 			d := asProps(v)
 			for _, ref := range d.strs("refs") {
 				a.Decisions = append(a.Decisions, model.Decision{
@@ -271,13 +299,13 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 // what Browser readers see of it, which must agree with its record's included list.
 func (s *Store) IncludedEdges(ctx context.Context, accountID, id string) ([]model.IncludedItem, error) {
 	return readTx(ctx, s, func(t *tx) ([]model.IncludedItem, error) {
-		records, err := t.run("IncludedEdges", map[string]any{"id": id, "accountId": accountID})
+		rows, err := includedEdges.all(t, idParams{ID: id, AccountID: accountID})
 		if err != nil {
 			return nil, err
 		}
-		out := make([]model.IncludedItem, len(records))
-		for i, r := range records {
-			out[i] = model.IncludedItem{Ref: strValue(r, "ref"), As: strValue(r, "as")}
+		out := make([]model.IncludedItem, len(rows))
+		for i, r := range rows {
+			out[i] = model.IncludedItem{Ref: r.Ref, As: r.As}
 		}
 		return out, nil
 	})
@@ -288,14 +316,13 @@ func (s *Store) IncludedEdges(ctx context.Context, accountID, id string) ([]mode
 // the refs each decision lists.
 func (s *Store) DecisionEdges(ctx context.Context, accountID, id string) ([]model.Decision, error) {
 	return readTx(ctx, s, func(t *tx) ([]model.Decision, error) {
-		records, err := t.run("DecisionEdges", map[string]any{"id": id, "accountId": accountID})
+		rows, err := decisionEdges.all(t, idParams{ID: id, AccountID: accountID})
 		if err != nil {
 			return nil, err
 		}
-		out := make([]model.Decision, len(records))
-		for i, r := range records {
-			out[i] = model.Decision{Ref: strValue(r, "ref"), Policy: model.Policy(strValue(r, "kind")), Outcome: strValue(r, "outcome"),
-				As: strValue(r, "as"), Reason: strValue(r, "reason"), Rule: model.Rule(strValue(r, "rule"))}
+		out := make([]model.Decision, len(rows))
+		for i, r := range rows {
+			out[i] = model.Decision{Ref: r.Ref, Policy: model.Policy(r.Kind), Outcome: r.Outcome, As: r.As, Reason: r.Reason, Rule: model.Rule(r.Rule)}
 		}
 		return out, nil
 	})
@@ -306,19 +333,19 @@ func (s *Store) DecisionEdges(ctx context.Context, accountID, id string) ([]mode
 // derived from, never a substitute.
 func (s *Store) ProvenancePath(ctx context.Context, accountID, ref string) ([]model.PathStep, error) {
 	return readTx(ctx, s, func(t *tx) ([]model.PathStep, error) {
-		records, err := t.run("ProvenancePath", map[string]any{"ref": ref, "accountId": accountID})
+		rows, err := provenancePath.all(t, refParams{Ref: ref, AccountID: accountID})
 		if err != nil {
 			return nil, err
 		}
-		if len(records) == 0 {
+		if len(rows) == 0 {
 			return nil, model.NotFound("record", ref)
 		}
 		var steps []model.PathStep
 		seen := map[string]bool{}
 		var sources []string
-		longest := len(list(records[0], "steps"))
-		for _, r := range records {
-			nodes := list(r, "steps")
+		longest := len(rows[0].Steps)
+		for _, r := range rows {
+			nodes := r.Steps
 			if len(nodes) < longest && longest > 1 {
 				continue
 			}

@@ -38,7 +38,7 @@ const batchTimeout = 30 * time.Second
 // request fails only for its own reasons and a failed request writes nothing. The zero value
 // with a statement is ready to use.
 type groupCommit struct {
-	statement string
+	statement batchQuery
 
 	mu      sync.Mutex
 	queue   []*pendingRow
@@ -50,7 +50,7 @@ type groupCommit struct {
 // requests have queued behind the batches being written.
 func (s *Store) QueuedRows(statement string) int {
 	for _, g := range []*groupCommit{&s.assemblyRecords, &s.toolCalls, &s.toolResults} {
-		if g.statement == statement {
+		if g.statement.queryName() == statement {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			return len(g.queue)
@@ -153,8 +153,8 @@ func (g *groupCommit) writeBatch(s *Store, batch []*pendingRow) {
 // writeRows runs a batched statement over rows of an account as one auto-commit transaction
 // (statement, retried on transient failures) and returns each row's record, nil where the
 // statement returned none for it; on failure, a nil record for each row.
-func writeRows(ctx context.Context, s *Store, name, accountID string, rows []map[string]any) ([]*neo4j.Record, error) {
-	recs, err := statement(ctx, s, neo4j.AccessModeWrite, name, rowsParams(accountID, rows))
+func writeRows(ctx context.Context, s *Store, q batchQuery, accountID string, rows []map[string]any) ([]*neo4j.Record, error) {
+	recs, err := statement(ctx, s, neo4j.AccessModeWrite, q.queryName(), q.encode(rowsParams(accountID, rows)))
 	if err != nil {
 		return make([]*neo4j.Record, len(rows)), err
 	}
@@ -163,8 +163,8 @@ func writeRows(ctx context.Context, s *Store, name, accountID string, rows []map
 
 // oneRow runs a batched statement over one row of an account in the transaction and returns
 // its record, or nil when it wrote nothing for it.
-func (t *tx) oneRow(name, accountID string, row map[string]any) (*neo4j.Record, error) {
-	recs, err := t.run(name, rowsParams(accountID, []map[string]any{row}))
+func (t *tx) oneRow(q batchQuery, accountID string, row map[string]any) (*neo4j.Record, error) {
+	recs, err := t.run(q.queryName(), q.encode(rowsParams(accountID, []map[string]any{row})))
 	if err != nil {
 		return nil, err
 	}
@@ -172,15 +172,28 @@ func (t *tx) oneRow(name, accountID string, row map[string]any) (*neo4j.Record, 
 	return out[0], err
 }
 
-// rowsParams are a batched statement's parameters: the account, and the rows, each numbered
-// (i) by its index.
-func rowsParams(accountID string, rows []map[string]any) map[string]any {
+// batchParams are a batched statement's parameters: the account, and the rows, each the
+// parameters of one request's write, numbered (i) by its index.
+type batchParams struct {
+	AccountID string `param:"accountId"`
+	Rows      []any  `param:"rows"`
+}
+
+// batchQuery is a batched statement, whatever its rows: each of its records carries its
+// row's index as i.
+type batchQuery interface {
+	queryName() string
+	encode(p *batchParams) map[string]any
+}
+
+// rowsParams numbers the rows of a batched statement over an account.
+func rowsParams(accountID string, rows []map[string]any) *batchParams {
 	list := make([]any, len(rows))
 	for i, row := range rows {
 		row["i"] = i
 		list[i] = row
 	}
-	return map[string]any{"accountId": accountID, "rows": list}
+	return &batchParams{AccountID: accountID, Rows: list}
 }
 
 // placeRows returns the records of a batched statement over n rows, each at its row's index
@@ -188,8 +201,9 @@ func rowsParams(accountID string, rows []map[string]any) map[string]any {
 func placeRows(n int, recs []*neo4j.Record) ([]*neo4j.Record, error) {
 	out := make([]*neo4j.Record, n)
 	for _, rec := range recs {
-		i, _ := value(rec, "i").(int64)
-		if i < 0 || int(i) >= n {
+		v, _ := rec.Get("i")
+		i, ok := v.(int64)
+		if !ok || i < 0 || int(i) >= n {
 			return make([]*neo4j.Record, n), model.Internal(fmt.Sprintf("a batched statement returned row %d of %d", i, n), nil)
 		}
 		out[i] = rec

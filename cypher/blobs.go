@@ -53,16 +53,21 @@ func (s *Store) removeBlobs(ctx context.Context, refs []string) {
 	}
 }
 
+// unreferencedBlobRefs reads which blob references nothing holds.
+var unreferencedBlobRefs = newQuery[refsParams, refsParams]("UnreferencedBlobRefs")
+
+// refsParams are blob references: what UnreferencedBlobRefs takes and answers.
+type refsParams struct {
+	Refs []string `param:"refs" col:"refs"`
+}
+
 // unreferencedBlobRefs returns those of refs that no artifact or tool call of any account
 // holds. It runs in a write-mode transaction although it only reads, so that in a cluster
 // it reads on the leader, which has every committed reference.
 func (s *Store) unreferencedBlobRefs(ctx context.Context, refs []string) ([]string, error) {
 	return writeTx(ctx, s, func(t *tx) ([]string, error) {
-		rec, err := t.one("UnreferencedBlobRefs", map[string]any{"refs": refs})
-		if err != nil || rec == nil {
-			return nil, err
-		}
-		return strList(rec, "refs"), nil
+		row, _, err := unreferencedBlobRefs.one(t, refsParams{Refs: refs})
+		return row.Refs, err
 	})
 }
 

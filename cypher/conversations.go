@@ -26,19 +26,112 @@ func stampOf(p props) model.Stamp {
 	return model.Stamp{CreatedAt: p.time("createdAt"), RecordedAt: p.time("recordedAt")}
 }
 
+// The statements of conversations, their branches and participants.
+var (
+	createConversation      = newQuery[createConversationParams, createConversationRow]("CreateConversation")
+	readConversation        = newQuery[idParams, readConversationRow]("ReadConversation")
+	markConversationDeleted = newQuery[idStampParams, idRow]("MarkConversationDeleted")
+	deleteConversationBatch = newQuery[deleteBatchParams, deleteBatchRow]("DeleteConversationBatch")
+	addParticipant          = newQuery[addParticipantParams, participantRow]("AddParticipant")
+	branchNameTaken         = newQuery[branchNameParams, idRow]("BranchNameTaken")
+	forkBranch              = newQuery[forkBranchParams, forkBranchRow]("ForkBranch")
+	listConversations       = newQuery[listConversationsParams, conversationRow]("ListConversations")
+)
+
+type createConversationParams struct {
+	ID         string    `param:"id"`
+	BranchID   string    `param:"branchId"`
+	AccountID  string    `param:"accountId"`
+	Title      string    `param:"title"`
+	CreatedAt  time.Time `param:"createdAt"`
+	RecordedAt time.Time `param:"recordedAt"`
+}
+
+type createConversationRow struct {
+	C props `col:"c"`
+	B props `col:"b"`
+}
+
+type readConversationRow struct {
+	C            props `col:"c"`
+	Branches     []any `col:"branches"`
+	Participants []any `col:"participants"`
+}
+
+type deleteBatchParams struct {
+	ID        string `param:"id"`
+	AccountID string `param:"accountId"`
+	Limit     int    `param:"limit"`
+}
+
+type deleteBatchRow struct {
+	Deleted int64    `col:"deleted"`
+	Refs    []string `col:"refs"`
+}
+
+type addParticipantParams struct {
+	ID             string    `param:"id"`
+	AccountID      string    `param:"accountId"`
+	ConversationID string    `param:"conversationId"`
+	Kind           string    `param:"kind"`
+	Name           string    `param:"name"`
+	Provider       string    `param:"provider"`
+	Model          string    `param:"model"`
+	CreatedAt      time.Time `param:"createdAt"`
+	RecordedAt     time.Time `param:"recordedAt"`
+}
+
+type participantRow struct {
+	P props `col:"p"`
+}
+
+type branchNameParams struct {
+	ConversationID string `param:"conversationId"`
+	AccountID      string `param:"accountId"`
+	Name           string `param:"name"`
+}
+
+type forkBranchParams struct {
+	ID                 string    `param:"id"`
+	AccountID          string    `param:"accountId"`
+	ConversationID     string    `param:"conversationId"`
+	HolderBranchID     string    `param:"holderBranchId"`
+	ForkAfterMessageID string    `param:"forkAfterMessageId"`
+	Name               string    `param:"name"`
+	CreatedAt          time.Time `param:"createdAt"`
+	RecordedAt         time.Time `param:"recordedAt"`
+}
+
+type forkBranchRow struct {
+	B              props  `col:"b"`
+	ParentBranchID string `col:"parentBranchId"`
+	AfterSeq       int64  `col:"afterSeq"`
+}
+
+type listConversationsParams struct {
+	AccountID string     `param:"accountId"`
+	Limit     int        `param:"limit"`
+	AfterAt   *time.Time `param:"afterAt,null"`
+	AfterID   string     `param:"afterId,null"`
+}
+
+type conversationRow struct {
+	C props `col:"c"`
+}
+
 // CreateConversation creates a conversation and its root branch `main`.
 func (s *Store) CreateConversation(ctx context.Context, accountID string, in model.NewConversation) (model.Conversation, error) {
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Conversation, error) {
-		rec, err := t.one("CreateConversation", map[string]any{
-			"id": newID("cnv"), "branchId": newID("br"), "accountId": accountID, "title": in.Title,
-			"createdAt": createdAt, "recordedAt": recordedAt,
+		row, _, err := createConversation.one(t, createConversationParams{
+			ID: newID("cnv"), BranchID: newID("br"), AccountID: accountID, Title: in.Title,
+			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Conversation{}, err
 		}
-		c := conversationOf(nodeProps(rec, "c"))
-		c.Branches = []model.Branch{branchOf(nodeProps(rec, "b"))}
+		c := conversationOf(row.C)
+		c.Branches = []model.Branch{branchOf(row.B)}
 		c.Participants = []model.Participant{}
 		return c, t.answer(c, c.ID, "")
 	})
@@ -47,16 +140,16 @@ func (s *Store) CreateConversation(ctx context.Context, accountID string, in mod
 // Conversation reads a conversation with its branches and participants.
 func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.Conversation, error) {
 	return readTx(ctx, s, func(t *tx) (model.Conversation, error) {
-		rec, err := t.one("ReadConversation", map[string]any{"id": id, "accountId": accountID})
+		rec, found, err := readConversation.one(t, idParams{ID: id, AccountID: accountID})
 		if err != nil {
 			return model.Conversation{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.Conversation{}, model.NotFound("conversation", id)
 		}
-		c := conversationOf(nodeProps(rec, "c"))
+		c := conversationOf(rec.C)
 		c.Branches = []model.Branch{}
-		for _, v := range value(rec, "branches").([]any) {
+		for _, v := range rec.Branches {
 			row := props(v.(map[string]any))
 			b := branchOf(asProps(row["branch"]))
 			b.ParentBranchID = row.str("parentBranchId")
@@ -65,7 +158,7 @@ func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.C
 			c.Branches = append(c.Branches, b)
 		}
 		c.Participants = []model.Participant{}
-		for _, v := range value(rec, "participants").([]any) {
+		for _, v := range rec.Participants {
 			c.Participants = append(c.Participants, participantOf(asProps(v)))
 		}
 		return c, nil
@@ -90,11 +183,11 @@ const DefaultDeleteBatch = 1000
 // and deleting again finishes an interrupted deletion.
 func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) error {
 	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		rec, err := t.one("MarkConversationDeleted", map[string]any{"id": id, "accountId": accountID, "recordedAt": s.Now()})
+		_, found, err := markConversationDeleted.one(t, idStampParams{ID: id, AccountID: accountID, RecordedAt: s.Now()})
 		if err != nil {
 			return struct{}{}, err
 		}
-		if rec == nil {
+		if !found {
 			return struct{}{}, model.NotFound("conversation", id)
 		}
 		return struct{}{}, nil
@@ -102,20 +195,19 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 	if err != nil {
 		return err
 	}
-	s.records.drop(accountID, id)
+	s.records.Drop(accountID, id)
 	for limit := max(1, s.DeleteBatch); ; {
 		deleted, refs, err := writeTxPair(ctx, s, func(t *tx) (int64, []string, error) {
 			t.divisible = true
-			rec, err := t.one("DeleteConversationBatch", map[string]any{"id": id, "accountId": accountID, "limit": limit})
-			if err != nil || rec == nil {
+			row, found, err := deleteConversationBatch.one(t, deleteBatchParams{ID: id, AccountID: accountID, Limit: limit})
+			if err != nil || !found {
 				return 0, nil, err
 			}
-			n, _ := value(rec, "deleted").(int64)
-			if n == 0 {
+			if row.Deleted == 0 {
 				// The conversation node went in this transaction: the deletion is done.
-				return 0, strList(rec, "refs"), t.answer(nil, "", "")
+				return 0, row.Refs, t.answer(nil, "", "")
 			}
-			return n, strList(rec, "refs"), nil
+			return row.Deleted, row.Refs, nil
 		})
 		var refused tooLarge
 		if errors.As(err, &refused) {
@@ -139,18 +231,18 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, id string) er
 func (s *Store) AddParticipant(ctx context.Context, accountID string, in model.NewParticipant) (model.Participant, error) {
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Participant, error) {
-		rec, err := t.one("AddParticipant", map[string]any{
-			"id": newID("pt"), "accountId": accountID, "conversationId": in.ConversationID,
-			"kind": in.Kind, "name": in.Name, "provider": in.Provider, "model": in.Model,
-			"createdAt": createdAt, "recordedAt": recordedAt,
+		row, found, err := addParticipant.one(t, addParticipantParams{
+			ID: newID("pt"), AccountID: accountID, ConversationID: in.ConversationID,
+			Kind: in.Kind, Name: in.Name, Provider: in.Provider, Model: in.Model,
+			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Participant{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.Participant{}, model.NotFound("conversation", in.ConversationID)
 		}
-		p := participantOf(nodeProps(rec, "p"))
+		p := participantOf(row.P)
 		return p, t.answer(p, p.ConversationID, "")
 	})
 }
@@ -173,35 +265,35 @@ func (s *Store) ForkBranch(ctx context.Context, accountID string, in model.NewBr
 		if err != nil {
 			return model.Branch{}, err
 		}
-		if !parent.contains(msg.branchID(), msg.seq()) {
+		if !parent.Contains(msg.branchID(), msg.seq()) {
 			return model.Branch{}, model.Invalid("forkAfterMessageId", "message %q is not in the lineage of branch %q", in.ForkAfterMessageID, in.ParentBranchID)
 		}
 		name := in.Name
 		if name == "" {
 			name = fmt.Sprintf("fork-%s", in.ForkAfterMessageID)
 		}
-		taken, err := t.one("BranchNameTaken", map[string]any{"conversationId": in.ConversationID, "accountId": accountID, "name": name})
+		_, taken, err := branchNameTaken.one(t, branchNameParams{ConversationID: in.ConversationID, AccountID: accountID, Name: name})
 		if err != nil {
 			return model.Branch{}, err
 		}
-		if taken != nil {
+		if taken {
 			return model.Branch{}, &model.Error{Kind: model.KindConflict, Field: "name", Message: fmt.Sprintf("conversation already has a branch named %q", name)}
 		}
-		rec, err := t.one("ForkBranch", map[string]any{
-			"id": newID("br"), "accountId": accountID, "conversationId": in.ConversationID,
-			"holderBranchId": msg.branchID(), "forkAfterMessageId": in.ForkAfterMessageID, "name": name,
-			"createdAt": createdAt, "recordedAt": recordedAt,
+		row, found, err := forkBranch.one(t, forkBranchParams{
+			ID: newID("br"), AccountID: accountID, ConversationID: in.ConversationID,
+			HolderBranchID: msg.branchID(), ForkAfterMessageID: in.ForkAfterMessageID, Name: name,
+			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Branch{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.Branch{}, model.NotFound("conversation", in.ConversationID)
 		}
-		b := branchOf(nodeProps(rec, "b"))
-		b.ParentBranchID = strValue(rec, "parentBranchId")
+		b := branchOf(row.B)
+		b.ParentBranchID = row.ParentBranchID
 		b.ForkAfterMessageID = in.ForkAfterMessageID
-		b.ForkAfterSeq, _ = value(rec, "afterSeq").(int64)
+		b.ForkAfterSeq = row.AfterSeq
 		return b, t.answer(b, b.ConversationID, "")
 	})
 }
@@ -224,15 +316,15 @@ func participantOf(p props) model.Participant {
 // Conversations lists an account's conversations, newest first, a page at a time. The
 // cursor is the last listed conversation's createdAt and id, opaque to clients.
 func (s *Store) Conversations(ctx context.Context, accountID, cursor string, limit int) (model.ConversationPage, error) {
-	params := map[string]any{"accountId": accountID, "limit": limit + 1, "afterAt": nil, "afterId": nil}
+	params := listConversationsParams{AccountID: accountID, Limit: limit + 1}
 	if cursor != "" {
 		at, id, err := decodeCursor(cursor)
 		if err != nil {
 			return model.ConversationPage{}, err
 		}
-		params["afterAt"], params["afterId"] = at, id
+		params.AfterAt, params.AfterID = &at, id
 	}
-	recs, err := statement(ctx, s, neo4j.AccessModeRead, "ListConversations", params)
+	recs, err := listConversations.autoAll(ctx, s, neo4j.AccessModeRead, params)
 	if err != nil {
 		return model.ConversationPage{}, err
 	}
@@ -244,7 +336,7 @@ func (s *Store) Conversations(ctx context.Context, accountID, cursor string, lim
 			page.NextCursor = &next
 			break
 		}
-		c := conversationOf(nodeProps(r, "c"))
+		c := conversationOf(r.C)
 		page.Conversations = append(page.Conversations, model.ConversationSummary{ID: c.ID, Title: c.Title, BranchID: c.BranchID, Stamp: c.Stamp})
 	}
 	return page, nil

@@ -20,6 +20,43 @@ const DefaultClaimHold = 2 * time.Minute
 // releaseRetryEvery is how often a release that Neo4j did not answer is tried again.
 const releaseRetryEvery = time.Second
 
+// The statements of idempotency keys.
+var (
+	claimIdempotencyKey    = newQuery[claimKeyParams, keyRow]("ClaimIdempotencyKey")
+	completeIdempotencyKey = newQuery[completeKeyParams, idRow]("CompleteIdempotencyKey")
+	releaseIdempotencyKey  = newQuery[releaseKeyParams, noRows]("ReleaseIdempotencyKey")
+)
+
+type claimKeyParams struct {
+	ID          string    `param:"id"`
+	AccountID   string    `param:"accountId"`
+	RequestHash string    `param:"requestHash"`
+	Claim       string    `param:"claim"`
+	Now         time.Time `param:"now"`
+	StaleAt     time.Time `param:"staleAt"`
+}
+
+type keyRow struct {
+	K props `col:"k"`
+}
+
+type completeKeyParams struct {
+	ID             string    `param:"id"`
+	AccountID      string    `param:"accountId"`
+	Claim          string    `param:"claim"`
+	Status         int       `param:"status"`
+	Body           string    `param:"body"`
+	Now            time.Time `param:"now"`
+	ConversationID string    `param:"conversationId,null"`
+	ArtifactID     string    `param:"artifactId,null"`
+}
+
+type releaseKeyParams struct {
+	ID        string `param:"id"`
+	AccountID string `param:"accountId"`
+	Claim     string `param:"claim"`
+}
+
 // idempotencyID scopes a client's key to its account.
 func idempotencyID(accountID, key string) string {
 	sum := sha256.Sum256([]byte(accountID + "\x00" + key))
@@ -33,9 +70,9 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		hold = DefaultClaimHold
 	}
 	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim"), Hold: hold}
-	rec, err := single(ctx, s, neo4j.AccessModeWrite, "ClaimIdempotencyKey", map[string]any{
-		"id": idempotencyID(accountID, key), "accountId": accountID, "requestHash": requestHash,
-		"claim": claim.Claim, "now": s.Now(), "staleAt": s.Now().Add(hold),
+	row, _, err := claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
+		ID: idempotencyID(accountID, key), AccountID: accountID, RequestHash: requestHash,
+		Claim: claim.Claim, Now: s.Now(), StaleAt: s.Now().Add(hold),
 	})
 	if err != nil {
 		// The claim may have committed with its answer lost on the way back: release it once
@@ -44,7 +81,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		go s.releaseUntilStale(context.WithoutCancel(ctx), claim)
 		return nil, model.IdempotentResponse{}, err
 	}
-	k := nodeProps(rec, "k")
+	k := row.K
 	switch {
 	case k.str("claim") == claim.Claim && k.str("state") == "pending":
 		return claim, model.IdempotentResponse{}, nil
@@ -78,15 +115,15 @@ func (t *tx) answer(v any, conversationID, artifactID string) error {
 		}
 		body = append(encoded, '\n')
 	}
-	rec, err := t.one("CompleteIdempotencyKey", map[string]any{
-		"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
-		"status": claim.Status, "body": string(body), "now": t.store.Now(),
-		"conversationId": nullable(conversationID), "artifactId": nullable(artifactID),
+	_, found, err := completeIdempotencyKey.one(t, completeKeyParams{
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
+		Status: claim.Status, Body: string(body), Now: t.store.Now(),
+		ConversationID: conversationID, ArtifactID: artifactID,
 	})
 	if err != nil {
 		return err
 	}
-	if rec == nil {
+	if !found {
 		return &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
 			Message: "this request's hold on its Idempotency-Key was taken over by a retry"}
 	}
@@ -96,11 +133,11 @@ func (t *tx) answer(v any, conversationID, artifactID string) error {
 
 // CompleteIdempotencyKey stores the response of a claimed request whose write did not.
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim *model.IdempotencyClaim, resp model.IdempotentResponse) error {
-	rec, err := single(ctx, s, neo4j.AccessModeWrite, "CompleteIdempotencyKey", map[string]any{
-		"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
-		"status": resp.Status, "body": string(resp.Body), "now": s.Now(), "conversationId": nil, "artifactId": nil,
+	_, found, err := completeIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, completeKeyParams{
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
+		Status: resp.Status, Body: string(resp.Body), Now: s.Now(),
 	})
-	if err == nil && rec == nil {
+	if err == nil && !found {
 		err = model.Conflict("this request's hold on its Idempotency-Key was taken over by a retry")
 	}
 	return err
@@ -117,8 +154,8 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, claim *model.Idempote
 }
 
 func (s *Store) release(ctx context.Context, claim *model.IdempotencyClaim) error {
-	_, err := single(ctx, s, neo4j.AccessModeWrite, "ReleaseIdempotencyKey", map[string]any{
-		"id": idempotencyID(claim.AccountID, claim.Key), "accountId": claim.AccountID, "claim": claim.Claim,
+	_, err := releaseIdempotencyKey.autoAll(ctx, s, neo4j.AccessModeWrite, releaseKeyParams{
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
 	})
 	return err
 }

@@ -3,75 +3,37 @@ package cypher
 import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
+	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// openEnded stands for "no cutoff": the active branch sees all of its own records.
-const openEnded = int64(1) << 62
+// The statements that read lineages and find records.
+var (
+	branchLineageQuery = newQuery[branchParams, branchLineageRow]("BranchLineage")
+	locateRecords      = newQuery[locateParams, locateRow]("LocateRecords")
+)
 
-// lineageBranch is one branch of a lineage with the seq up to which it is inherited.
-type lineageBranch struct {
-	BranchID string
-	Depth    int64
-	Cutoff   int64
+type branchLineageRow struct {
+	ConversationID string `col:"conversationId"`
+	BranchID       string `col:"branchId"`
+	Depth          int64  `col:"depth"`
+	// Cutoff is null for the branch itself.
+	Cutoff any `col:"cutoff"`
 }
 
-// lineage is a branch and its ancestors, nearest first.
-type lineage struct {
-	ConversationID string
-	Branches       []lineageBranch
+type locateParams struct {
+	AccountID string   `param:"accountId"`
+	IDs       []string `param:"ids"`
 }
 
-// contains reports whether a record at seq on branchID is part of the lineage.
-func (l lineage) contains(branchID string, seq int64) bool {
-	cutoff, ok := l.cutoff(branchID)
-	return ok && seq <= cutoff
+type locateRow struct {
+	ID    string      `col:"id"`
+	Label string      `col:"label"`
+	N     dbtype.Node `col:"n"`
 }
 
-// cutoff is the seq up to which the lineage inherits a branch; false when the branch is not
-// part of it.
-func (l lineage) cutoff(branchID string) (int64, bool) {
-	for _, b := range l.Branches {
-		if b.BranchID == branchID {
-			return b.Cutoff, true
-		}
-	}
-	return 0, false
-}
-
-// lineageOf derives a branch's lineage from the conversation's branches as
-// ConversationRecords lists them ({id, parentId, afterSeq}): the branch sees all of its own
-// records, each ancestor up to the fork point of the branch forked from it.
-func lineageOf(conversationID, branchID string, branches []any) lineage {
-	parent := map[string]props{}
-	for _, v := range branches {
-		b := asProps(v)
-		parent[b.str("id")] = b
-	}
-	l := lineage{ConversationID: conversationID}
-	id, cutoff := branchID, openEnded
-	for depth := int64(0); id != ""; depth++ {
-		b, ok := parent[id]
-		if !ok || depth > int64(len(branches)) {
-			break
-		}
-		l.Branches = append(l.Branches, lineageBranch{BranchID: id, Depth: depth, Cutoff: cutoff})
-		id, cutoff = b.str("parentId"), b.i64("afterSeq")
-	}
-	return l
-}
-
-// ids lists the lineage's branch ids, nearest first.
-func (l lineage) ids() []string {
-	out := make([]string, len(l.Branches))
-	for i, b := range l.Branches {
-		out[i] = b.BranchID
-	}
-	return out
-}
-
-// params renders the lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
-func (l lineage) params() []map[string]any {
+// lineageParams renders a lineage as a Cypher parameter: a list of {branchId, depth, cutoff}.
+func lineageParams(l lineage.Lineage) []map[string]any {
 	out := make([]map[string]any, len(l.Branches))
 	for i, b := range l.Branches {
 		out[i] = map[string]any{"branchId": b.BranchID, "depth": b.Depth, "cutoff": b.Cutoff}
@@ -81,19 +43,18 @@ func (l lineage) params() []map[string]any {
 
 // branchLineage reads the lineage of a branch; KindNotFound when the branch is not the
 // account's.
-func (t *tx) branchLineage(accountID, branchID string) (lineage, error) {
-	records, err := t.run("BranchLineage", map[string]any{"accountId": accountID, "branchId": branchID})
+func (t *tx) branchLineage(accountID, branchID string) (lineage.Lineage, error) {
+	rows, err := branchLineageQuery.all(t, branchParams{AccountID: accountID, BranchID: branchID})
 	if err != nil {
-		return lineage{}, err
+		return lineage.Lineage{}, err
 	}
-	if len(records) == 0 {
-		return lineage{}, model.NotFound("branch", branchID)
+	if len(rows) == 0 {
+		return lineage.Lineage{}, model.NotFound("branch", branchID)
 	}
-	l := lineage{ConversationID: strValue(records[0], "conversationId")}
-	for _, r := range records {
-		b := lineageBranch{BranchID: strValue(r, "branchId"), Cutoff: openEnded}
-		b.Depth, _ = value(r, "depth").(int64)
-		if c, ok := value(r, "cutoff").(int64); ok {
+	l := lineage.Lineage{ConversationID: rows[0].ConversationID}
+	for _, r := range rows {
+		b := lineage.Branch{BranchID: r.BranchID, Depth: r.Depth, Cutoff: lineage.OpenEnded}
+		if c, ok := r.Cutoff.(int64); ok {
 			b.Cutoff = c
 		}
 		l.Branches = append(l.Branches, b)
@@ -124,17 +85,12 @@ func (t *tx) locate(accountID string, ids ...string) (map[string]located, error)
 	if len(want) == 0 {
 		return out, nil
 	}
-	records, err := t.run("LocateRecords", map[string]any{"accountId": accountID, "ids": want})
+	rows, err := locateRecords.all(t, locateParams{AccountID: accountID, IDs: want})
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range records {
-		id := strValue(r, "id")
-		loc := located{ID: id, Label: strValue(r, "label"), Props: nodeProps(r, "n")}
-		if n, ok := value(r, "n").(dbtype.Node); ok {
-			loc.ElementID = n.ElementId
-		}
-		out[id] = loc
+	for _, r := range rows {
+		out[r.ID] = located{ID: r.ID, Label: r.Label, Props: r.N.Props, ElementID: r.N.ElementId}
 	}
 	return out, nil
 }

@@ -4,12 +4,63 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // memoryFieldPrefix names the i-th memory of a tool result in error fields.
 func memoryFieldPrefix(i int) string { return fmt.Sprintf("memories[%d].", i) }
+
+// The statements of memories.
+var (
+	deriveMemoryQuery = newQuery[deriveMemoryParams, memoryRow]("DeriveMemory")
+	readMemory        = newQuery[idParams, readMemoryRow]("ReadMemory")
+)
+
+type deriveMemoryParams struct {
+	ID                     string           `param:"id"`
+	AccountID              string           `param:"accountId"`
+	BranchID               string           `param:"branchId"`
+	Kind                   string           `param:"kind"`
+	Summary                string           `param:"summary"`
+	Data                   string           `param:"data,null"`
+	SafeSummary            string           `param:"safeSummary,null"`
+	Confidence             *float64         `param:"confidence"`
+	ConfidenceSource       string           `param:"confidenceSource,null"`
+	Rationale              string           `param:"rationale,null"`
+	Limitations            string           `param:"limitations,null"`
+	PrivacyClass           string           `param:"privacyClass"`
+	FreshnessClass         string           `param:"freshnessClass"`
+	ObservedAt             time.Time        `param:"observedAt"`
+	StaleAfter             *time.Time       `param:"staleAfter"`
+	RevalidateWith         []string         `param:"revalidateWith"`
+	ProvenanceLocators     []string         `param:"provenanceLocators"`
+	SourceArtifactIDs      []string         `param:"sourceArtifactIds"`
+	PromotionPolicy        string           `param:"promotionPolicy,null"`
+	Visibility             string           `param:"visibility"`
+	SharedWithParticipants []string         `param:"sharedWithParticipants"`
+	OwnerParticipantID     string           `param:"ownerParticipantId"`
+	OwnerRunID             string           `param:"ownerRunId"`
+	PromotedFromRunID      string           `param:"promotedFromRunId,null"`
+	Sources                []map[string]any `param:"sources"`
+	Supersedes             []string         `param:"supersedes"`
+	ConflictsWith          []string         `param:"conflictsWith"`
+	CreatedAt              time.Time        `param:"createdAt"`
+	RecordedAt             time.Time        `param:"recordedAt"`
+}
+
+type memoryRow struct {
+	M props `col:"m"`
+}
+
+type readMemoryRow struct {
+	M             props    `col:"m"`
+	LiveSources   []string `col:"liveSources"`
+	Supersedes    []string `col:"supersedes"`
+	SupersededBy  []string `col:"supersededBy"`
+	ConflictsWith []string `col:"conflictsWith"`
+}
 
 // DeriveMemory derives a memory from artifacts.
 func (s *Store) DeriveMemory(ctx context.Context, accountID string, in model.NewMemory) (model.Memory, error) {
@@ -118,30 +169,26 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 	if in.PromotionPolicy == model.MemoryKindReport {
 		kind = model.MemoryKindReport
 	}
-	var confidence any
-	if in.Confidence != nil {
-		confidence = *in.Confidence
-	}
 	id := newID("mem")
-	rec, err := t.one("DeriveMemory", map[string]any{
-		"id": id, "accountId": accountID, "branchId": home, "kind": kind, "summary": in.Summary,
-		"data": jsonText(in.Data), "safeSummary": nullable(in.SafeSummary), "confidence": confidence,
-		"confidenceSource": nullable(in.ConfidenceSource), "rationale": nullable(in.Rationale),
-		"limitations": nullable(in.Limitations), "privacyClass": privacy, "freshnessClass": freshness,
-		"observedAt": observedAt, "staleAfter": nullableTime(in.StaleAfter), "revalidateWith": orEmpty(in.RevalidateWith),
-		"provenanceLocators": locators, "sourceArtifactIds": in.DerivedFrom, "promotionPolicy": nullable(in.PromotionPolicy),
-		"visibility": visibility, "sharedWithParticipants": orEmpty(shared),
-		"ownerParticipantId": newest.Props.str("ownerParticipantId"), "ownerRunId": newest.Props.str("ownerRunId"),
-		"promotedFromRunId": nil, "sources": sourceParams, "supersedes": orEmpty(in.Supersedes),
-		"conflictsWith": orEmpty(in.ConflictsWith), "createdAt": createdAt, "recordedAt": recordedAt,
+	row, found, err := deriveMemoryQuery.one(t, deriveMemoryParams{
+		ID: id, AccountID: accountID, BranchID: home, Kind: kind, Summary: in.Summary,
+		Data: string(in.Data), SafeSummary: in.SafeSummary, Confidence: in.Confidence,
+		ConfidenceSource: in.ConfidenceSource, Rationale: in.Rationale,
+		Limitations: in.Limitations, PrivacyClass: privacy, FreshnessClass: freshness,
+		ObservedAt: observedAt, StaleAfter: in.StaleAfter, RevalidateWith: orEmpty(in.RevalidateWith),
+		ProvenanceLocators: locators, SourceArtifactIDs: in.DerivedFrom, PromotionPolicy: in.PromotionPolicy,
+		Visibility: visibility, SharedWithParticipants: orEmpty(shared),
+		OwnerParticipantID: newest.Props.str("ownerParticipantId"), OwnerRunID: newest.Props.str("ownerRunId"),
+		Sources: sourceParams, Supersedes: orEmpty(in.Supersedes),
+		ConflictsWith: orEmpty(in.ConflictsWith), CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
 	if err != nil {
 		return model.Memory{}, err
 	}
-	if rec == nil {
+	if !found {
 		return model.Memory{}, model.NotFound("branch", home)
 	}
-	return memoryOf(nodeProps(rec, "m")), nil
+	return memoryOf(row.M), nil
 }
 
 // commonLineage returns the branch, among the sources' branches, whose lineage holds every
@@ -160,7 +207,7 @@ func (t *tx) commonLineage(accountID string, sources []located, field string) (s
 		}
 		all := true
 		for _, src := range sources {
-			all = all && lin.contains(src.branchID(), src.seq())
+			all = all && lin.Contains(src.branchID(), src.seq())
 		}
 		if all {
 			return b, nil
@@ -176,19 +223,16 @@ func (s *Store) Memory(ctx context.Context, accountID, id string) (model.Memory,
 
 // memory reads a memory with its provenance and supersession links inside t.
 func (t *tx) memory(accountID, id string) (model.Memory, error) {
-	rec, err := t.one("ReadMemory", map[string]any{"id": id, "accountId": accountID})
+	row, found, err := readMemory.one(t, idParams{ID: id, AccountID: accountID})
 	if err != nil {
 		return model.Memory{}, err
 	}
-	if rec == nil {
+	if !found {
 		return model.Memory{}, model.NotFound("memory", id)
 	}
-	m := memoryOf(nodeProps(rec, "m"))
-	live := strList(rec, "liveSources")
-	m.ProvenanceBroken = m.ProvenanceBroken || len(live) < len(m.DerivedFrom)
-	m.Supersedes = strList(rec, "supersedes")
-	m.SupersededBy = strList(rec, "supersededBy")
-	m.ConflictsWith = strList(rec, "conflictsWith")
+	m := memoryOf(row.M)
+	m.ProvenanceBroken = m.ProvenanceBroken || len(row.LiveSources) < len(m.DerivedFrom)
+	m.Supersedes, m.SupersededBy, m.ConflictsWith = row.Supersedes, row.SupersededBy, row.ConflictsWith
 	return m, nil
 }
 

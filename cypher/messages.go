@@ -2,9 +2,49 @@ package cypher
 
 import (
 	"context"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
+
+// The statements of messages.
+var (
+	latestLineageMessage = newQuery[lineageQueryParams, idRow]("LatestLineageMessage")
+	appendMessageQuery   = newQuery[appendMessageParams, messageRow]("AppendMessage")
+	lineageHistory       = newQuery[lineageQueryParams, historyRow]("LineageHistory")
+)
+
+// lineageQueryParams name a lineage of an account (lineageParams).
+type lineageQueryParams struct {
+	AccountID string           `param:"accountId"`
+	Lineage   []map[string]any `param:"lineage"`
+}
+
+type appendMessageParams struct {
+	ID               string    `param:"id"`
+	AccountID        string    `param:"accountId"`
+	BranchID         string    `param:"branchId"`
+	Role             string    `param:"role"`
+	Content          string    `param:"content"`
+	ParticipantID    string    `param:"participantId,null"`
+	RunID            string    `param:"runId,null"`
+	ParentMessageIDs []string  `param:"parentMessageIds"`
+	Visibility       string    `param:"visibility"`
+	CreatedAt        time.Time `param:"createdAt"`
+	RecordedAt       time.Time `param:"recordedAt"`
+	BaselineTokens   int64     `param:"baselineTokens"`
+}
+
+type messageRow struct {
+	M props `col:"m"`
+}
+
+type historyRow struct {
+	Type            string `col:"type"`
+	Item            props  `col:"item"`
+	ParticipantID   string `col:"participantId"`
+	ParticipantName string `col:"participantName"`
+}
 
 // AppendMessage appends a message to a branch.
 func (s *Store) AppendMessage(ctx context.Context, accountID string, in model.NewMessage) (model.Message, error) {
@@ -56,18 +96,18 @@ func (t *tx) appendMessage(accountID string, in model.NewMessage) (model.Message
 		if err != nil {
 			return model.Message{}, err
 		}
-		if !lin.contains(parent.branchID(), parent.seq()) {
+		if !lin.Contains(parent.branchID(), parent.seq()) {
 			return model.Message{}, model.Invalid("parentMessageIds", "message %q is not in the lineage of branch %q", id, in.BranchID)
 		}
 	}
 	if parents == nil {
-		latest, err := t.one("LatestLineageMessage", map[string]any{"accountId": accountID, "lineage": lin.params()})
+		latest, found, err := latestLineageMessage.one(t, lineageQueryParams{AccountID: accountID, Lineage: lineageParams(lin)})
 		if err != nil {
 			return model.Message{}, err
 		}
 		parents = []string{}
-		if latest != nil {
-			parents = []string{strValue(latest, "id")}
+		if found {
+			parents = []string{latest.ID}
 		}
 	}
 	speaker := ""
@@ -78,19 +118,19 @@ func (t *tx) appendMessage(accountID string, in model.NewMessage) (model.Message
 	if visibility == "" {
 		visibility = model.DefaultMessageVisibility
 	}
-	rec, err := t.one("AppendMessage", map[string]any{
-		"id": newID("msg"), "accountId": accountID, "branchId": in.BranchID, "role": in.Role, "content": in.Content,
-		"participantId": nullable(participantID), "runId": nullable(in.RunID), "parentMessageIds": parents,
-		"visibility": visibility, "createdAt": createdAt, "recordedAt": recordedAt,
-		"baselineTokens": t.store.baselineTokens(in.Role, in.Content, speaker),
+	row, found, err := appendMessageQuery.one(t, appendMessageParams{
+		ID: newID("msg"), AccountID: accountID, BranchID: in.BranchID, Role: in.Role, Content: in.Content,
+		ParticipantID: participantID, RunID: in.RunID, ParentMessageIDs: parents,
+		Visibility: visibility, CreatedAt: createdAt, RecordedAt: recordedAt,
+		BaselineTokens: t.store.baselineTokens(in.Role, in.Content, speaker),
 	})
 	if err != nil {
 		return model.Message{}, err
 	}
-	if rec == nil {
+	if !found {
 		return model.Message{}, model.NotFound("branch", in.BranchID)
 	}
-	return messageOf(nodeProps(rec, "m")), nil
+	return messageOf(row.M), nil
 }
 
 // sameConversation returns the located record id of the given label, KindNotFound naming
@@ -115,17 +155,17 @@ func (s *Store) History(ctx context.Context, accountID, branchID string) (model.
 		if err != nil {
 			return model.History{}, err
 		}
-		records, err := t.run("LineageHistory", map[string]any{"accountId": accountID, "lineage": lin.params()})
+		rows, err := lineageHistory.all(t, lineageQueryParams{AccountID: accountID, Lineage: lineageParams(lin)})
 		if err != nil {
 			return model.History{}, err
 		}
-		h := model.History{BranchID: branchID, Lineage: lin.ids(), Items: []model.HistoryItem{}}
-		for _, r := range records {
-			p := nodeProps(r, "item")
+		h := model.History{BranchID: branchID, Lineage: lin.IDs(), Items: []model.HistoryItem{}}
+		for _, r := range rows {
+			p := r.Item
 			h.Items = append(h.Items, model.HistoryItem{
-				Type: strValue(r, "type"), ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
+				Type: r.Type, ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
 				Role: p.str("role"), Content: p.str("content"), RunID: p.str("runId"),
-				ParticipantID: strValue(r, "participantId"), ParticipantName: strValue(r, "participantName"),
+				ParticipantID: r.ParticipantID, ParticipantName: r.ParticipantName,
 				Tool: p.str("tool"), Status: p.str("status"), ErrorCode: p.str("errorCode"), CreatedAt: p.time("createdAt"),
 			})
 		}

@@ -55,6 +55,20 @@ func Migrations() ([]Migration, error) {
 	return out, nil
 }
 
+// The statements of the migrations' bookkeeping.
+var (
+	migrationApplied = newQuery[migrationParams, idRow]("MigrationApplied")
+	recordMigration  = newQuery[migrationParams, noRows]("RecordMigration")
+	forgetMigration  = newQuery[migrationParams, struct {
+		Forgotten int64 `col:"forgotten"`
+	}]("ForgetMigration")
+)
+
+// migrationParams name a migration.
+type migrationParams struct {
+	ID string `param:"id"`
+}
+
 // Migrate applies the migrations that the database has not recorded yet. Schema statements
 // cannot share a transaction with data writes, so each runs in its own auto-commit
 // transaction, and the record of the migration is written last.
@@ -67,15 +81,10 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	defer session.Close(ctx)
 	var applied []string
 	for _, m := range migrations {
-		res, err := session.Run(ctx, mustQuery("MigrationApplied"), map[string]any{"id": m.Name})
+		done, err := migrationApplied.inSession(ctx, session, migrationParams{ID: m.Name})
 		if err != nil {
-			return applied, translate(err)
+			return applied, err
 		}
-		done, err := res.Collect(ctx)
-		if err != nil {
-			return applied, translate(err)
-		}
-		coverage.mark("MigrationApplied")
 		if len(done) > 0 {
 			continue
 		}
@@ -88,14 +97,9 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 				return applied, fmt.Errorf("migration %s: %w", m.Name, translate(err))
 			}
 		}
-		res, err = session.Run(ctx, mustQuery("RecordMigration"), map[string]any{"id": m.Name})
-		if err == nil {
-			_, err = res.Consume(ctx)
+		if _, err := recordMigration.inSession(ctx, session, migrationParams{ID: m.Name}); err != nil {
+			return applied, err
 		}
-		if err != nil {
-			return applied, translate(err)
-		}
-		coverage.mark("RecordMigration")
 		applied = append(applied, m.Name)
 	}
 	return applied, nil
@@ -106,11 +110,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 // dropped by hand; it reports whether a record was removed.
 func (s *Store) ForgetMigration(ctx context.Context, name string) (bool, error) {
 	return writeTx(ctx, s, func(t *tx) (bool, error) {
-		rec, err := t.one("ForgetMigration", map[string]any{"id": name})
-		if err != nil || rec == nil {
-			return false, err
-		}
-		n, _ := value(rec, "forgotten").(int64)
-		return n > 0, nil
+		row, _, err := forgetMigration.one(t, migrationParams{ID: name})
+		return row.Forgotten > 0, err
 	})
 }

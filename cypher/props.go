@@ -4,18 +4,11 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 )
 
 // props is a node's or map's properties with typed accessors that tolerate missing keys.
 type props map[string]any
-
-// nodeProps returns the properties of the node (or map) under key in rec.
-func nodeProps(rec *neo4j.Record, key string) props {
-	v, _ := rec.Get(key)
-	return asProps(v)
-}
 
 // asProps returns the properties of a node or map value.
 func asProps(v any) props {
@@ -74,12 +67,16 @@ func (p props) timePtr(k string) *time.Time {
 }
 
 func (p props) strs(k string) []string {
+	list, _ := p[k].([]any)
+	return strs(list)
+}
+
+// strs returns the strings of a list, never nil.
+func strs(list []any) []string {
 	out := []string{}
-	if list, ok := p[k].([]any); ok {
-		for _, v := range list {
-			if s, ok := v.(string); ok {
-				out = append(out, s)
-			}
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -94,45 +91,12 @@ func (p props) raw(k string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-// value returns a non-node value of a record.
-func value(rec *neo4j.Record, key string) any {
-	v, _ := rec.Get(key)
-	return v
-}
-
-// strValue returns a string value of a record.
-func strValue(rec *neo4j.Record, key string) string {
-	s, _ := value(rec, key).(string)
-	return s
-}
-
-// strList returns a list-of-strings value of a record.
-func strList(rec *neo4j.Record, key string) []string {
-	return props{"v": value(rec, key)}.strs("v")
-}
-
 // nullable turns an empty string into a Cypher null, so that optional ids are not stored.
 func nullable(s string) any {
 	if s == "" {
 		return nil
 	}
 	return s
-}
-
-// nullableTime turns a nil time into a Cypher null.
-func nullableTime(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UTC()
-}
-
-// jsonText stores raw JSON as text, or null when absent.
-func jsonText(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
 }
 
 // orEmpty keeps list properties non-null so that Cypher list functions need no guards.

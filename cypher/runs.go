@@ -7,6 +7,91 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
+// The statements of runs.
+var (
+	startRunQuery   = newQuery[startRunParams, runRow]("StartRun")
+	finishRun       = newQuery[finishRunParams, runRow]("FinishRun")
+	recordModelCall = newQuery[modelCallParams, runRow]("RecordModelCall")
+	childRuns       = newQuery[runParams, struct {
+		C props `col:"c"`
+	}]("ChildRuns")
+	runToolCalls = newQuery[runParams, struct {
+		T           props    `col:"t"`
+		ArtifactIDs []string `col:"artifactIds"`
+	}]("RunToolCalls")
+	claimRunStep = newQuery[claimStepParams, struct {
+		Status  string `col:"status"`
+		Claimed bool   `col:"claimed"`
+	}]("ClaimRunStep")
+	releaseRunStep = newQuery[releaseStepParams, noRows]("ReleaseRunStep")
+)
+
+type startRunParams struct {
+	ID               string    `param:"id"`
+	AccountID        string    `param:"accountId"`
+	BranchID         string    `param:"branchId"`
+	ParticipantID    string    `param:"participantId"`
+	RuntimeKind      string    `param:"runtimeKind"`
+	Provider         string    `param:"provider,null"`
+	Model            string    `param:"model,null"`
+	TriggerMessageID string    `param:"triggerMessageId,null"`
+	ParentRunID      string    `param:"parentRunId,null"`
+	CreatedAt        time.Time `param:"createdAt"`
+	RecordedAt       time.Time `param:"recordedAt"`
+}
+
+type runRow struct {
+	R props `col:"r"`
+}
+
+type finishRunParams struct {
+	ID         string    `param:"id"`
+	AccountID  string    `param:"accountId"`
+	Status     string    `param:"status"`
+	EndedAt    time.Time `param:"endedAt"`
+	RecordedAt time.Time `param:"recordedAt"`
+}
+
+type modelCallParams struct {
+	RunID          string    `param:"runId"`
+	AccountID      string    `param:"accountId"`
+	AssemblyID     string    `param:"assemblyId,null"`
+	PolicyVersion  string    `param:"policyVersion,null"`
+	RequestSHA256  string    `param:"requestSha256,null"`
+	ResponseID     string    `param:"responseId,null"`
+	ResponseModel  string    `param:"responseModel,null"`
+	FinishReason   string    `param:"finishReason,null"`
+	InputTokens    int64     `param:"inputTokens"`
+	OutputTokens   int64     `param:"outputTokens"`
+	LatencyMs      float64   `param:"latencyMs"`
+	Status         string    `param:"status,null"`
+	EndedAt        time.Time `param:"endedAt"`
+	RecordedAt     time.Time `param:"recordedAt"`
+	ErrorCode      *string   `param:"errorCode"`
+	ErrorMessage   *string   `param:"errorMessage"`
+	ProviderStatus int64     `param:"providerStatus,null"`
+}
+
+// runParams name a run of an account.
+type runParams struct {
+	AccountID string `param:"accountId"`
+	RunID     string `param:"runId"`
+}
+
+type claimStepParams struct {
+	AccountID   string    `param:"accountId"`
+	RunID       string    `param:"runId"`
+	Claim       string    `param:"claim"`
+	Now         time.Time `param:"now"`
+	StaleBefore time.Time `param:"staleBefore"`
+}
+
+type releaseStepParams struct {
+	AccountID string `param:"accountId"`
+	RunID     string `param:"runId"`
+	Claim     string `param:"claim"`
+}
+
 // StartRun starts a run on a branch.
 func (s *Store) StartRun(ctx context.Context, accountID string, in model.NewRun) (model.Run, error) {
 	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
@@ -37,7 +122,7 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 		if err != nil {
 			return model.Run{}, err
 		}
-		if !lin.contains(m.branchID(), m.seq()) {
+		if !lin.Contains(m.branchID(), m.seq()) {
 			return model.Run{}, model.Invalid("triggerMessageId", "message %q is not in the lineage of branch %q", in.TriggerMessageID, in.BranchID)
 		}
 	}
@@ -46,19 +131,19 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 			return model.Run{}, err
 		}
 	}
-	rec, err := t.one("StartRun", map[string]any{
-		"id": newID("run"), "accountId": accountID, "branchId": in.BranchID, "participantId": in.ParticipantID,
-		"runtimeKind": in.RuntimeKind, "provider": nullable(in.Provider), "model": nullable(in.Model),
-		"triggerMessageId": nullable(in.TriggerMessageID), "parentRunId": nullable(in.ParentRunID),
-		"createdAt": createdAt, "recordedAt": recordedAt,
+	row, found, err := startRunQuery.one(t, startRunParams{
+		ID: newID("run"), AccountID: accountID, BranchID: in.BranchID, ParticipantID: in.ParticipantID,
+		RuntimeKind: in.RuntimeKind, Provider: in.Provider, Model: in.Model,
+		TriggerMessageID: in.TriggerMessageID, ParentRunID: in.ParentRunID,
+		CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
 	if err != nil {
 		return model.Run{}, err
 	}
-	if rec == nil {
+	if !found {
 		return model.Run{}, model.NotFound("branch", in.BranchID)
 	}
-	return runOf(nodeProps(rec, "r")), nil
+	return runOf(row.R), nil
 }
 
 // Run reads a run.
@@ -80,20 +165,20 @@ func (s *Store) FinishRun(ctx context.Context, accountID string, in model.RunEnd
 		if err != nil {
 			return model.Run{}, err
 		}
-		rec, err := t.one("FinishRun", map[string]any{
-			"id": in.RunID, "accountId": accountID, "status": in.Status, "endedAt": endedAt, "recordedAt": recordedAt,
+		row, found, err := finishRun.one(t, finishRunParams{
+			ID: in.RunID, AccountID: accountID, Status: in.Status, EndedAt: endedAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Run{}, err
 		}
-		if rec == nil {
+		if !found {
 			// Read again: the statement waited for any end of the run written meanwhile.
 			if current, err = t.require(accountID, "ModelRun", "", in.RunID); err != nil {
 				return model.Run{}, err
 			}
 			return model.Run{}, model.Conflict("run %q has already ended with status %s", in.RunID, current.Props.str("status"))
 		}
-		r := runOf(nodeProps(rec, "r"))
+		r := runOf(row.R)
 		return r, t.answer(r, r.ConversationID, "")
 	})
 }
@@ -154,31 +239,27 @@ func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.
 	if at.IsZero() {
 		at = s.Now().UTC()
 	}
-	params := map[string]any{
-		"runId": in.RunID, "accountId": accountID, "assemblyId": nullable(in.AssemblyID), "policyVersion": nullable(in.PolicyVersion), "requestSha256": nullable(in.RequestSHA256),
-		"responseId": nullable(in.ResponseID), "responseModel": nullable(in.ResponseModel), "finishReason": nullable(in.FinishReason),
-		"inputTokens": int64(in.Usage.InputTokens), "outputTokens": int64(in.Usage.OutputTokens),
-		"latencyMs": float64(in.Latency.Microseconds()) / 1000,
-		"status":    nullable(in.Status), "endedAt": at.UTC(), "recordedAt": s.Now().UTC(),
-		"errorCode": nil, "errorMessage": nil, "providerStatus": nil,
+	params := modelCallParams{
+		RunID: in.RunID, AccountID: accountID, AssemblyID: in.AssemblyID, PolicyVersion: in.PolicyVersion, RequestSHA256: in.RequestSHA256,
+		ResponseID: in.ResponseID, ResponseModel: in.ResponseModel, FinishReason: in.FinishReason,
+		InputTokens: int64(in.Usage.InputTokens), OutputTokens: int64(in.Usage.OutputTokens),
+		LatencyMs: float64(in.Latency.Microseconds()) / 1000,
+		Status:    in.Status, EndedAt: at.UTC(), RecordedAt: s.Now().UTC(),
 	}
 	if in.Error != nil {
-		params["errorCode"], params["errorMessage"] = in.Error.Code, in.Error.Message
-		if in.Error.Status != 0 {
-			params["providerStatus"] = int64(in.Error.Status)
-		}
+		params.ErrorCode, params.ErrorMessage, params.ProviderStatus = &in.Error.Code, &in.Error.Message, int64(in.Error.Status)
 	}
 	if _, err := t.require(accountID, "ModelRun", "", in.RunID); err != nil {
 		return model.Run{}, err
 	}
-	rec, err := t.one("RecordModelCall", params)
+	row, found, err := recordModelCall.one(t, params)
 	if err != nil {
 		return model.Run{}, err
 	}
-	if rec == nil {
+	if !found {
 		return model.Run{}, model.Conflict("run %q has already ended", in.RunID)
 	}
-	return runOf(nodeProps(rec, "r")), nil
+	return runOf(row.R), nil
 }
 
 func runOf(p props) model.Run {
@@ -211,14 +292,14 @@ func deref(f *float64) float64 {
 // KindNotFound naming branchId otherwise.
 func (s *Store) BranchConversation(ctx context.Context, accountID, branchID string) (string, error) {
 	return readTx(ctx, s, func(t *tx) (string, error) {
-		rec, err := t.one("BranchConversation", map[string]any{"accountId": accountID, "branchId": branchID})
+		row, found, err := branchConversation.one(t, branchParams{AccountID: accountID, BranchID: branchID})
 		if err != nil {
 			return "", err
 		}
-		if rec == nil {
+		if !found {
 			return "", model.NotFound("branch", branchID)
 		}
-		return strValue(rec, "conversationId"), nil
+		return row.ConversationID, nil
 	})
 }
 
@@ -230,13 +311,13 @@ func (s *Store) ChildRuns(ctx context.Context, accountID, runID string) ([]model
 		if _, err := t.require(accountID, "ModelRun", "", runID); err != nil {
 			return nil, err
 		}
-		records, err := t.run("ChildRuns", map[string]any{"accountId": accountID, "runId": runID})
+		rows, err := childRuns.all(t, runParams{AccountID: accountID, RunID: runID})
 		if err != nil {
 			return nil, err
 		}
-		runs := make([]model.Run, 0, len(records))
-		for _, r := range records {
-			runs = append(runs, runOf(nodeProps(r, "c")))
+		runs := make([]model.Run, 0, len(rows))
+		for _, r := range rows {
+			runs = append(runs, runOf(r.C))
 		}
 		return runs, nil
 	})
@@ -247,14 +328,14 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 		if _, err := t.require(accountID, "ModelRun", "", runID); err != nil {
 			return nil, err
 		}
-		records, err := t.run("RunToolCalls", map[string]any{"accountId": accountID, "runId": runID})
+		rows, err := runToolCalls.all(t, runParams{AccountID: accountID, RunID: runID})
 		if err != nil {
 			return nil, err
 		}
-		calls := make([]model.ToolCall, 0, len(records))
-		for _, r := range records {
-			call := toolCallOf(nodeProps(r, "t"))
-			call.ArtifactIDs = strList(r, "artifactIds")
+		calls := make([]model.ToolCall, 0, len(rows))
+		for _, r := range rows {
+			call := toolCallOf(r.T)
+			call.ArtifactIDs = r.ArtifactIDs
 			calls = append(calls, call)
 		}
 		return calls, nil
@@ -265,17 +346,17 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 // or another call holds a claim newer than staleBefore.
 func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) error {
 	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		rec, err := t.one("ClaimRunStep", map[string]any{
-			"accountId": accountID, "runId": runID, "claim": claim, "now": s.Now().UTC(), "staleBefore": staleBefore.UTC(),
+		row, found, err := claimRunStep.one(t, claimStepParams{
+			AccountID: accountID, RunID: runID, Claim: claim, Now: s.Now().UTC(), StaleBefore: staleBefore.UTC(),
 		})
 		switch {
 		case err != nil:
 			return struct{}{}, err
-		case rec == nil:
+		case !found:
 			return struct{}{}, model.NotFound("run", runID)
 		}
-		if claimed, _ := rec.Get("claimed"); claimed != true {
-			if status := strValue(rec, "status"); status != model.RunStatusRunning {
+		if !row.Claimed {
+			if status := row.Status; status != model.RunStatusRunning {
 				return struct{}{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", runID, status)
 			}
 			return struct{}{}, model.Conflict("run %q is already calling its model: wait for that call to end", runID)
@@ -288,8 +369,7 @@ func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string
 // ReleaseRunStep releases a run's step claim that no model call followed.
 func (s *Store) ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error {
 	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		_, err := t.run("ReleaseRunStep", map[string]any{"accountId": accountID, "runId": runID, "claim": claim})
-		return struct{}{}, err
+		return struct{}{}, releaseRunStep.exec(t, releaseStepParams{AccountID: accountID, RunID: runID, Claim: claim})
 	})
 	return err
 }

@@ -3,26 +3,94 @@ package cypher
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
+
+// The statements of runs' state and promotion.
+var (
+	recordSkills = newQuery[recordSkillsParams, struct {
+		S props `col:"s"`
+	}]("RecordSkills")
+	recordCheckpoint = newQuery[recordCheckpointParams, struct {
+		C props `col:"c"`
+	}]("RecordCheckpoint")
+	assemblyConversation = newQuery[idParams, conversationIDRow]("AssemblyConversation")
+	toolCallArtifacts    = newQuery[toolCallArtifactsParams, struct {
+		ID           string `col:"id"`
+		PrivacyClass string `col:"privacyClass"`
+	}]("ToolCallArtifacts")
+	promoteToParent = newQuery[promoteParams, struct {
+		Parent props `col:"parent"`
+	}]("PromoteToParent")
+	createReport = newQuery[createReportParams, memoryRow]("CreateReport")
+)
+
+type recordSkillsParams struct {
+	ID             string    `param:"id"`
+	AccountID      string    `param:"accountId"`
+	RunID          string    `param:"runId"`
+	LoadedSkills   []string  `param:"loadedSkills"`
+	ActiveProfiles []string  `param:"activeProfiles"`
+	DirectTools    []string  `param:"directTools"`
+	CreatedAt      time.Time `param:"createdAt"`
+	RecordedAt     time.Time `param:"recordedAt"`
+}
+
+type recordCheckpointParams struct {
+	ID         string    `param:"id"`
+	AccountID  string    `param:"accountId"`
+	RunID      string    `param:"runId"`
+	State      string    `param:"state,null"`
+	AssemblyID string    `param:"assemblyId,null"`
+	CreatedAt  time.Time `param:"createdAt"`
+	RecordedAt time.Time `param:"recordedAt"`
+}
+
+type toolCallArtifactsParams struct {
+	RunID       string   `param:"runId"`
+	AccountID   string   `param:"accountId"`
+	ToolCallIDs []string `param:"toolCallIds"`
+}
+
+type promoteParams struct {
+	RunID       string    `param:"runId"`
+	AccountID   string    `param:"accountId"`
+	ArtifactIDs []string  `param:"artifactIds"`
+	MemoryIDs   []string  `param:"memoryIds"`
+	RecordedAt  time.Time `param:"recordedAt"`
+}
+
+type createReportParams struct {
+	ID           string    `param:"id"`
+	AccountID    string    `param:"accountId"`
+	ParentRunID  string    `param:"parentRunId"`
+	ChildRunID   string    `param:"childRunId"`
+	Summary      string    `param:"summary"`
+	PrivacyClass string    `param:"privacyClass"`
+	SafeSummary  string    `param:"safeSummary,null"`
+	ArtifactIDs  []string  `param:"artifactIds"`
+	CreatedAt    time.Time `param:"createdAt"`
+	RecordedAt   time.Time `param:"recordedAt"`
+}
 
 // RecordSkills records the skill state of a run.
 func (s *Store) RecordSkills(ctx context.Context, accountID string, in model.NewSkillState) (model.SkillState, error) {
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.SkillState, error) {
-		rec, err := t.one("RecordSkills", map[string]any{
-			"id": newID("sk"), "accountId": accountID, "runId": in.RunID, "loadedSkills": orEmpty(in.LoadedSkills),
-			"activeProfiles": orEmpty(in.ActiveProfiles), "directTools": orEmpty(in.DirectTools),
-			"createdAt": createdAt, "recordedAt": recordedAt,
+		row, found, err := recordSkills.one(t, recordSkillsParams{
+			ID: newID("sk"), AccountID: accountID, RunID: in.RunID, LoadedSkills: orEmpty(in.LoadedSkills),
+			ActiveProfiles: orEmpty(in.ActiveProfiles), DirectTools: orEmpty(in.DirectTools),
+			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.SkillState{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.SkillState{}, model.NotFound("run", in.RunID)
 		}
-		p := nodeProps(rec, "s")
+		p := row.S
 		sk := model.SkillState{
 			ID: p.str("id"), RunID: p.str("runId"), Seq: p.i64("seq"), LoadedSkills: p.strs("loadedSkills"),
 			ActiveProfiles: p.strs("activeProfiles"), DirectTools: p.strs("directTools"), Stamp: stampOf(p),
@@ -50,18 +118,18 @@ func (s *Store) RecordCheckpoint(ctx context.Context, accountID string, in model
 				return model.Checkpoint{}, e
 			}
 		}
-		rec, err := t.one("RecordCheckpoint", map[string]any{
-			"id": newID("ckp"), "accountId": accountID, "runId": in.RunID, "state": jsonText(in.State),
-			"assemblyId": nullable(in.AssemblyID), "createdAt": createdAt, "recordedAt": recordedAt,
+		row, found, err := recordCheckpoint.one(t, recordCheckpointParams{
+			ID: newID("ckp"), AccountID: accountID, RunID: in.RunID, State: string(in.State),
+			AssemblyID: in.AssemblyID, CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Checkpoint{}, err
 		}
-		if rec == nil {
+		if !found {
 			// The run's branch is gone: its conversation is being deleted.
 			return model.Checkpoint{}, model.NotFound("run", in.RunID)
 		}
-		p := nodeProps(rec, "c")
+		p := row.C
 		cp := model.Checkpoint{
 			ID: p.str("id"), RunID: p.str("runId"), Seq: p.i64("seq"), State: p.raw("state"),
 			AssemblyID: p.str("assemblyId"), Stamp: stampOf(p),
@@ -72,16 +140,16 @@ func (s *Store) RecordCheckpoint(ctx context.Context, accountID string, in model
 
 // locateAssembly returns the conversation of an assembly of the account.
 func (t *tx) locateAssembly(accountID, id string) (string, error) {
-	rec, err := t.one("AssemblyConversation", map[string]any{"id": id, "accountId": accountID})
+	row, found, err := assemblyConversation.one(t, idParams{ID: id, AccountID: accountID})
 	if err != nil {
 		return "", err
 	}
-	if rec == nil {
+	if !found {
 		e := model.NotFound("assembly", id)
 		e.Field = "assemblyId"
 		return "", e
 	}
-	return strValue(rec, "conversationId"), nil
+	return row.ConversationID, nil
 }
 
 // Promote promotes a child run's tool calls (their artifacts) and memories to its parent
@@ -128,15 +196,15 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 			stricter(rec.Props.str("privacyClass"))
 		}
 		if len(in.ToolCallIDs) > 0 {
-			records, err := t.run("ToolCallArtifacts", map[string]any{"runId": in.RunID, "accountId": accountID, "toolCallIds": in.ToolCallIDs})
+			rows, err := toolCallArtifacts.all(t, toolCallArtifactsParams{RunID: in.RunID, AccountID: accountID, ToolCallIDs: in.ToolCallIDs})
 			if err != nil {
 				return model.Promotion{}, err
 			}
-			for _, r := range records {
-				if id := strValue(r, "id"); !model.Contains(artifactIDs, id) {
-					artifactIDs = append(artifactIDs, id)
+			for _, r := range rows {
+				if !model.Contains(artifactIDs, r.ID) {
+					artifactIDs = append(artifactIDs, r.ID)
 				}
-				stricter(strValue(r, "privacyClass"))
+				stricter(r.PrivacyClass)
 			}
 		}
 		// Memories promoted beside the report keep their own classes and safe summaries:
@@ -153,34 +221,34 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 			privacy = model.DefaultPrivacyClass
 		}
 		createdAt, recordedAt := s.stamps(in.At)
-		parent, err := t.one("PromoteToParent", map[string]any{
-			"runId": in.RunID, "accountId": accountID, "artifactIds": artifactIDs, "memoryIds": orEmpty(in.MemoryIDs),
-			"recordedAt": recordedAt,
+		parent, found, err := promoteToParent.one(t, promoteParams{
+			RunID: in.RunID, AccountID: accountID, ArtifactIDs: artifactIDs, MemoryIDs: orEmpty(in.MemoryIDs),
+			RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Promotion{}, err
 		}
-		if parent == nil {
+		if !found {
 			return model.Promotion{}, model.Invalid("runId", "run %q has no parent run to promote to", in.RunID)
 		}
 		report := in.Report
 		if report == "" {
 			report = fmt.Sprintf("Promoted %d tool results and %d memories from child run %s.", len(artifactIDs), len(in.MemoryIDs), in.RunID)
 		}
-		p := nodeProps(parent, "parent")
-		rec, err := t.one("CreateReport", map[string]any{
-			"id": newID("mem"), "accountId": accountID, "parentRunId": p.str("id"), "childRunId": in.RunID,
-			"summary": report, "privacyClass": privacy, "safeSummary": nullable(in.ReportSafeSummary), "artifactIds": artifactIDs,
-			"createdAt": createdAt, "recordedAt": recordedAt,
+		p := parent.Parent
+		rec, found, err := createReport.one(t, createReportParams{
+			ID: newID("mem"), AccountID: accountID, ParentRunID: p.str("id"), ChildRunID: in.RunID,
+			Summary: report, PrivacyClass: privacy, SafeSummary: in.ReportSafeSummary, ArtifactIDs: artifactIDs,
+			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Promotion{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.Promotion{}, model.NotFound("run", in.RunID)
 		}
 		out := model.Promotion{
-			ReportID: nodeProps(rec, "m").str("id"), ParentRunID: p.str("id"), PromotedArtifacts: orEmpty(artifactIDs),
+			ReportID: rec.M.str("id"), ParentRunID: p.str("id"), PromotedArtifacts: orEmpty(artifactIDs),
 			PromotedMemories: orEmpty(in.MemoryIDs), PromotedToolCalls: orEmpty(in.ToolCallIDs),
 		}
 		return out, t.answer(out, child.conversationID(), "")

@@ -16,6 +16,79 @@ import (
 // history that the runs keep anyway.
 const TickRetention = 24 * time.Hour
 
+// The statements of schedules.
+var (
+	createSchedule        = newQuery[createScheduleParams, scheduleRow]("CreateSchedule")
+	conversationSchedules = newQuery[conversationSchedulesParams, struct {
+		ID        string `col:"id"`
+		Schedules []any  `col:"schedules"`
+	}]("ConversationSchedules")
+	readSchedule       = newQuery[idParams, scheduleRow]("ReadSchedule")
+	deleteSchedule     = newQuery[idParams, conversationIDRow]("DeleteSchedule")
+	upcomingSchedules  = newQuery[upcomingParams, scheduleRow]("UpcomingSchedules")
+	claimScheduleTick  = newQuery[claimTickParams, claimTickRow]("ClaimScheduleTick")
+	finishScheduleTick = newQuery[finishTickParams, idRow]("FinishScheduleTick")
+)
+
+type createScheduleParams struct {
+	ID             string     `param:"id"`
+	AccountID      string     `param:"accountId"`
+	ConversationID string     `param:"conversationId"`
+	BranchID       string     `param:"branchId"`
+	ParticipantIDs []string   `param:"participantIds"`
+	Cron           string     `param:"cron"`
+	Timezone       string     `param:"timezone"`
+	Prompt         string     `param:"prompt"`
+	PolicyVersion  string     `param:"policyVersion,null"`
+	TokenBudget    int        `param:"tokenBudget,null"`
+	Tools          string     `param:"tools"`
+	Enabled        bool       `param:"enabled"`
+	NextRunAt      *time.Time `param:"nextRunAt"`
+	CreatedAt      time.Time  `param:"createdAt"`
+	RecordedAt     time.Time  `param:"recordedAt"`
+}
+
+type scheduleRow struct {
+	S props `col:"s"`
+}
+
+type conversationSchedulesParams struct {
+	ConversationID string `param:"conversationId"`
+	AccountID      string `param:"accountId"`
+}
+
+type upcomingParams struct {
+	Limit int `param:"limit"`
+}
+
+type claimTickParams struct {
+	ScheduleID  string    `param:"scheduleId"`
+	AccountID   string    `param:"accountId"`
+	TickID      string    `param:"tickId"`
+	TickAt      time.Time `param:"tickAt"`
+	NextRunAt   time.Time `param:"nextRunAt"`
+	Now         time.Time `param:"now"`
+	Claimant    string    `param:"claimant"`
+	Claim       string    `param:"claim"`
+	PruneBefore time.Time `param:"pruneBefore"`
+}
+
+type claimTickRow struct {
+	S   props `col:"s"`
+	Won bool  `col:"won"`
+}
+
+type finishTickParams struct {
+	TickID        string    `param:"tickId"`
+	AccountID     string    `param:"accountId"`
+	Status        string    `param:"status"`
+	Now           time.Time `param:"now"`
+	RunIDs        []string  `param:"runIds"`
+	UserMessageID string    `param:"userMessageId,null"`
+	ErrorCode     *string   `param:"errorCode"`
+	ErrorMessage  *string   `param:"errorMessage"`
+}
+
 // CreateSchedule writes a schedule on a branch of its conversation.
 func (s *Store) CreateSchedule(ctx context.Context, accountID string, in model.NewSchedule) (model.Schedule, error) {
 	createdAt, recordedAt := s.stamps(in.At)
@@ -24,34 +97,34 @@ func (s *Store) CreateSchedule(ctx context.Context, accountID string, in model.N
 		return model.Schedule{}, model.Internal("encoding the schedule's tools failed", err)
 	}
 	return writeTx(ctx, s, func(t *tx) (model.Schedule, error) {
-		rec, err := t.one("CreateSchedule", map[string]any{
-			"id": newID("sch"), "accountId": accountID, "conversationId": in.ConversationID, "branchId": in.BranchID,
-			"participantIds": orEmpty(in.ParticipantIDs), "cron": in.Cron, "timezone": in.Timezone, "prompt": in.Prompt,
-			"policyVersion": nullable(in.PolicyVersion), "tokenBudget": nullableInt(in.TokenBudget), "tools": string(tools),
-			"enabled": in.Enabled, "nextRunAt": nullableTime(in.NextRunAt), "createdAt": createdAt, "recordedAt": recordedAt,
+		row, found, err := createSchedule.one(t, createScheduleParams{
+			ID: newID("sch"), AccountID: accountID, ConversationID: in.ConversationID, BranchID: in.BranchID,
+			ParticipantIDs: orEmpty(in.ParticipantIDs), Cron: in.Cron, Timezone: in.Timezone, Prompt: in.Prompt,
+			PolicyVersion: in.PolicyVersion, TokenBudget: in.TokenBudget, Tools: string(tools),
+			Enabled: in.Enabled, NextRunAt: in.NextRunAt, CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Schedule{}, err
 		}
-		if rec == nil {
+		if !found {
 			return model.Schedule{}, model.NotFound("conversation", in.ConversationID)
 		}
-		sc := scheduleOf(nodeProps(rec, "s"))
+		sc := scheduleOf(row.S)
 		return sc, t.answer(sc, sc.ConversationID, "")
 	})
 }
 
 // Schedules lists a conversation's schedules, oldest first.
 func (s *Store) Schedules(ctx context.Context, accountID, conversationID string) ([]model.Schedule, error) {
-	rec, err := single(ctx, s, neo4j.AccessModeRead, "ConversationSchedules", map[string]any{"conversationId": conversationID, "accountId": accountID})
+	row, found, err := conversationSchedules.autoOne(ctx, s, neo4j.AccessModeRead, conversationSchedulesParams{ConversationID: conversationID, AccountID: accountID})
 	if err != nil {
 		return nil, err
 	}
-	if rec == nil {
+	if !found {
 		return nil, model.NotFound("conversation", conversationID)
 	}
 	out := []model.Schedule{}
-	for _, v := range value(rec, "schedules").([]any) {
+	for _, v := range row.Schedules {
 		out = append(out, scheduleOf(asProps(v)))
 	}
 	return out, nil
@@ -59,27 +132,27 @@ func (s *Store) Schedules(ctx context.Context, accountID, conversationID string)
 
 // Schedule reads one schedule.
 func (s *Store) Schedule(ctx context.Context, accountID, id string) (model.Schedule, error) {
-	rec, err := single(ctx, s, neo4j.AccessModeRead, "ReadSchedule", map[string]any{"id": id, "accountId": accountID})
+	row, found, err := readSchedule.autoOne(ctx, s, neo4j.AccessModeRead, idParams{ID: id, AccountID: accountID})
 	if err != nil {
 		return model.Schedule{}, err
 	}
-	if rec == nil {
+	if !found {
 		return model.Schedule{}, model.NotFound("schedule", id)
 	}
-	return scheduleOf(nodeProps(rec, "s")), nil
+	return scheduleOf(row.S), nil
 }
 
 // DeleteSchedule deletes a schedule.
 func (s *Store) DeleteSchedule(ctx context.Context, accountID, id string) error {
 	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		rec, err := t.one("DeleteSchedule", map[string]any{"id": id, "accountId": accountID})
+		row, found, err := deleteSchedule.one(t, idParams{ID: id, AccountID: accountID})
 		if err != nil {
 			return struct{}{}, err
 		}
-		if rec == nil {
+		if !found {
 			return struct{}{}, model.NotFound("schedule", id)
 		}
-		return struct{}{}, t.answer(nil, strValue(rec, "conversationId"), "")
+		return struct{}{}, t.answer(nil, row.ConversationID, "")
 	})
 	return err
 }
@@ -87,41 +160,40 @@ func (s *Store) DeleteSchedule(ctx context.Context, accountID, id string) error 
 // UpcomingSchedules lists every account's enabled schedules, soonest tick first: their ids,
 // accounts, cron, time zones and next ticks, what a scheduler needs to claim one.
 func (s *Store) UpcomingSchedules(ctx context.Context, limit int) ([]model.Schedule, error) {
-	recs, err := statement(ctx, s, neo4j.AccessModeRead, "UpcomingSchedules", map[string]any{"limit": limit})
+	rows, err := upcomingSchedules.autoAll(ctx, s, neo4j.AccessModeRead, upcomingParams{Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]model.Schedule, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, scheduleOf(nodeProps(r, "s")))
+	out := make([]model.Schedule, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, scheduleOf(r.S))
 	}
 	return out, nil
 }
 
 // ClaimTick claims a due tick of a schedule, once across every process sharing the graph.
 func (s *Store) ClaimTick(ctx context.Context, in model.TickClaim) (model.Schedule, bool, error) {
-	rec, err := single(ctx, s, neo4j.AccessModeWrite, "ClaimScheduleTick", map[string]any{
-		"scheduleId": in.ScheduleID, "accountId": in.AccountID, "tickId": tickID(in.ScheduleID, in.At),
-		"tickAt": in.At.UTC(), "nextRunAt": in.NextRunAt.UTC(), "now": s.Now().UTC(), "claimant": in.Claimant,
-		"claim": newID("claim"), "pruneBefore": in.At.Add(-TickRetention).UTC(),
+	row, found, err := claimScheduleTick.autoOne(ctx, s, neo4j.AccessModeWrite, claimTickParams{
+		ScheduleID: in.ScheduleID, AccountID: in.AccountID, TickID: tickID(in.ScheduleID, in.At),
+		TickAt: in.At.UTC(), NextRunAt: in.NextRunAt.UTC(), Now: s.Now().UTC(), Claimant: in.Claimant,
+		Claim: newID("claim"), PruneBefore: in.At.Add(-TickRetention).UTC(),
 	})
-	if err != nil || rec == nil {
+	if err != nil || !found {
 		return model.Schedule{}, false, err
 	}
-	won, _ := value(rec, "won").(bool)
-	return scheduleOf(nodeProps(rec, "s")), won, nil
+	return scheduleOf(row.S), row.Won, nil
 }
 
 // FinishTick records how a claimed tick's turn went.
 func (s *Store) FinishTick(ctx context.Context, in model.TickClaim, res model.TickResult) error {
-	var code, message any
-	if res.Error != nil {
-		code, message = res.Error.Code, res.Error.Message
+	params := finishTickParams{
+		TickID: tickID(in.ScheduleID, in.At), AccountID: in.AccountID, Status: res.Status, Now: s.Now().UTC(),
+		RunIDs: orEmpty(res.RunIDs), UserMessageID: res.UserMessageID,
 	}
-	_, err := statement(ctx, s, neo4j.AccessModeWrite, "FinishScheduleTick", map[string]any{
-		"tickId": tickID(in.ScheduleID, in.At), "accountId": in.AccountID, "status": res.Status, "now": s.Now().UTC(),
-		"runIds": orEmpty(res.RunIDs), "userMessageId": nullable(res.UserMessageID), "errorCode": code, "errorMessage": message,
-	})
+	if res.Error != nil {
+		params.ErrorCode, params.ErrorMessage = &res.Error.Code, &res.Error.Message
+	}
+	_, err := finishScheduleTick.autoAll(ctx, s, neo4j.AccessModeWrite, params)
 	return err
 }
 
@@ -153,12 +225,4 @@ func orNoTools(tools []model.ToolSpec) []model.ToolSpec {
 		return []model.ToolSpec{}
 	}
 	return tools
-}
-
-// nullableInt turns zero into a Cypher null, so that unset numbers are not stored.
-func nullableInt(n int) any {
-	if n == 0 {
-		return nil
-	}
-	return n
 }

@@ -1,6 +1,8 @@
 // Package cypher is ctxgraph's Neo4j store: the only package that imports the Neo4j driver.
-// Every query is a .cypher file in queries/, embedded and run by name with $parameters; every
-// driver error is translated to a model error kind here and nowhere else.
+// Every query is a .cypher file in queries/, embedded and run as a typed statement (query):
+// a struct of its $parameters in, a struct per record out. Every driver error is translated
+// to a model error kind here and nowhere else. The store feeds the records it reads to the
+// lineage package, which selects an assembly's candidates from them.
 package cypher
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
+	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -74,7 +77,7 @@ type Store struct {
 
 	// records is the assembler's cache of conversation copies (see records.go); nil when
 	// disabled with SetRecordCache(0).
-	records *recordCache
+	records *lineage.Cache
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
 	// tool results, batching those of concurrent requests (groupCommit).
 	assemblyRecords, toolCalls, toolResults groupCommit
@@ -128,12 +131,12 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		blobs:         blobs,
 		InlineLimit:   DefaultInlineLimit,
 		Now:           func() time.Time { return time.Now().UTC() },
-		records:       newRecordCache(DefaultRecordCacheSize),
+		records:       lineage.NewCache(DefaultRecordCacheSize),
 		DeleteBatch:   DefaultDeleteBatch,
 
-		assemblyRecords: groupCommit{statement: "RecordAssemblies"},
-		toolCalls:       groupCommit{statement: "RequestToolCall"},
-		toolResults:     groupCommit{statement: "RecordToolResult"},
+		assemblyRecords: groupCommit{statement: recordAssemblies},
+		toolCalls:       groupCommit{statement: requestToolCall},
+		toolResults:     groupCommit{statement: recordToolResult},
 	}, nil
 }
 
@@ -144,7 +147,7 @@ func (s *Store) SetRecordCache(records int) {
 		s.records = nil
 		return
 	}
-	s.records = newRecordCache(records)
+	s.records = lineage.NewCache(records)
 }
 
 // Close releases the driver's connections.
@@ -160,11 +163,16 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// roundTrip is the bare round trip.
+var roundTrip = newQuery[noParams, struct {
+	One int64 `col:"one"`
+}]("RoundTrip")
+
 // RoundTrip runs `RETURN 1` in a read transaction: one Bolt round trip to the server and
 // back through the driver, the floor of any query.
 func (s *Store) RoundTrip(ctx context.Context) error {
 	_, err := readTx(ctx, s, func(t *tx) (struct{}, error) {
-		_, err := t.one("RoundTrip", nil)
+		_, _, err := roundTrip.one(t, noParams{})
 		return struct{}{}, err
 	})
 	return err
@@ -243,15 +251,6 @@ func (t *tx) run(name string, params map[string]any) ([]*neo4j.Record, error) {
 	return records, nil
 }
 
-// one executes the named query and returns its single record, or nil when it returned none.
-func (t *tx) one(name string, params map[string]any) (*neo4j.Record, error) {
-	records, err := t.run(name, params)
-	if err != nil || len(records) == 0 {
-		return nil, err
-	}
-	return records[0], nil
-}
-
 // writeTx runs work in one managed write transaction, retried by the driver on transient
 // failures, and translates any driver error.
 func writeTx[T any](ctx context.Context, s *Store, work func(t *tx) (T, error)) (T, error) {
@@ -282,16 +281,6 @@ type autoCommit struct{ session neo4j.SessionWithContext }
 
 func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error) {
 	return a.session.Run(ctx, cypher, params)
-}
-
-// single runs an operation that is one statement as an auto-commit transaction (statement)
-// and returns its single record, or nil when it returned none.
-func single(ctx context.Context, s *Store, mode neo4j.AccessMode, name string, params map[string]any) (*neo4j.Record, error) {
-	recs, err := statement(ctx, s, mode, name, params)
-	if err != nil || len(recs) == 0 {
-		return nil, err
-	}
-	return recs[0], nil
 }
 
 // statement runs one statement as an auto-commit transaction and returns its records. It
@@ -378,11 +367,6 @@ func lockConflict(err error) bool {
 	}
 	var n4j *neo4j.Neo4jError
 	return errors.As(err, &n4j) && n4j.Code == "Neo.TransientError.Transaction.DeadlockDetected"
-}
-
-// readSingle runs a read operation that is one statement (single).
-func readSingle(ctx context.Context, s *Store, name string, params map[string]any) (*neo4j.Record, error) {
-	return single(ctx, s, neo4j.AccessModeRead, name, params)
 }
 
 // readTx runs work in one managed read transaction.

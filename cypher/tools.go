@@ -8,6 +8,28 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
+// requestToolCall records tool calls (batchParams' rows, see RequestToolCall).
+var requestToolCall = newQuery[batchParams, requestToolCallRow]("RequestToolCall")
+
+type requestToolCallRow struct {
+	I int64 `col:"i"`
+	T props `col:"t"`
+}
+
+// recordToolResult records tool results (batchParams' rows, see RecordToolResult).
+var recordToolResult = newQuery[batchParams, recordToolResultRow]("RecordToolResult")
+
+type recordToolResultRow struct {
+	I              int64  `col:"i"`
+	ID             string `col:"id"`
+	ConversationID string `col:"conversationId"`
+}
+
+// toolCallArtifactIDs reads the ids of a call's artifacts.
+var toolCallArtifactIDs = newQuery[idParams, struct {
+	IDs []string `col:"ids"`
+}]("ToolCallArtifactIds")
+
 // RequestToolCall records a tool call requested by a run.
 func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.NewToolCall) (model.ToolCall, error) {
 	createdAt, recordedAt := s.stamps(in.At)
@@ -38,11 +60,14 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 					return nil, err
 				}
 			}
-			rec, err := t.oneRow("RequestToolCall", accountID, params)
+			rec, err := t.oneRow(requestToolCall, accountID, params)
 			if err != nil || rec == nil {
 				return rec, err
 			}
-			call := requestedCall(rec, in)
+			call, err := requestedCall(rec, in)
+			if err != nil {
+				return nil, err
+			}
 			return rec, t.answer(call, call.ConversationID, "")
 		})
 	}
@@ -55,16 +80,20 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 	}
 	var call model.ToolCall
 	if err == nil {
-		call = requestedCall(rec, in)
+		call, err = requestedCall(rec, in)
 	}
 	return call, s.settle(ctx, err, args)
 }
 
 // requestedCall is the tool call RequestToolCall wrote, as its response shows it.
-func requestedCall(rec *neo4j.Record, in model.NewToolCall) model.ToolCall {
-	call := toolCallOf(nodeProps(rec, "t"))
+func requestedCall(rec *neo4j.Record, in model.NewToolCall) (model.ToolCall, error) {
+	var row requestToolCallRow
+	if err := requestToolCall.scan(rec, &row); err != nil {
+		return model.ToolCall{}, err
+	}
+	call := toolCallOf(row.T)
 	call.Arguments = in.Arguments
-	return call
+	return call, nil
 }
 
 // keyed says whether ctx is a request's that carries an Idempotency-Key: its write runs in
@@ -90,7 +119,7 @@ func (t *tx) checkRetryOf(accountID, runID, retryOf string) error {
 	if err != nil {
 		return err
 	}
-	if !lin.contains(failed.branchID(), failed.seq()) {
+	if !lin.Contains(failed.branchID(), failed.seq()) {
 		return model.Invalid("retryOf", "tool call %q is not in the lineage of the run's branch", retryOf)
 	}
 	return nil
@@ -131,11 +160,11 @@ func (s *Store) ToolCall(ctx context.Context, accountID, id string) (model.ToolC
 		if err != nil {
 			return located{}, err
 		}
-		ids, err := t.one("ToolCallArtifactIds", map[string]any{"id": id, "accountId": accountID})
+		row, _, err := toolCallArtifactIDs.one(t, idParams{ID: id, AccountID: accountID})
 		if err != nil {
 			return located{}, err
 		}
-		artifactIDs = strList(ids, "ids")
+		artifactIDs = row.IDs
 		return rec, nil
 	})
 	if err != nil {
@@ -182,7 +211,10 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 && !keyed(ctx) {
 		var rec *neo4j.Record
 		rec, err = s.toolResults.write(ctx, s, accountID, params)
-		written = rec != nil
+		if written = rec != nil; written && err == nil {
+			var row recordToolResultRow
+			err = recordToolResult.scan(rec, &row)
+		}
 	} else {
 		// Participants it is shared with are checked first, and memories derived after, in
 		// the same transaction.
@@ -190,8 +222,12 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 			if err := t.checkSharedWith(accountID, in.ToolCallID, in.SharedWithParticipants); err != nil {
 				return nil, err
 			}
-			rec, err := t.oneRow("RecordToolResult", accountID, params)
+			rec, err := t.oneRow(recordToolResult, accountID, params)
 			if written = rec != nil; err != nil || !written {
+				return nil, err
+			}
+			var row recordToolResultRow
+			if err := recordToolResult.scan(rec, &row); err != nil {
 				return nil, err
 			}
 			ids := []string{}
@@ -206,7 +242,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 				}
 				ids = append(ids, mem.ID)
 			}
-			return ids, t.answer(model.ToolResultRecorded{ArtifactID: out.ArtifactID, MemoryIDs: ids}, strValue(rec, "conversationId"), out.ArtifactID)
+			return ids, t.answer(model.ToolResultRecorded{ArtifactID: out.ArtifactID, MemoryIDs: ids}, row.ConversationID, out.ArtifactID)
 		})
 	}
 	if err == nil && !written {

@@ -113,10 +113,14 @@ type AssemblyRequest struct {
 	// ToolRounds sends the run's answered calls as native tool rounds (DESIGN §6): set by
 	// the generation path, recorded so that replay renders them the same way.
 	ToolRounds bool `json:"toolRounds,omitempty"`
-	// Fresh makes the snapshot a fresh read of the graph instead of the assembler's cached
-	// copy of the conversation brought up to date: replay uses it, so that replaying an
-	// assembly checks the cache as well as the policy.
-	Fresh bool `json:"-"`
+}
+
+// SnapshotOptions say how a lineage snapshot is read, beside what the request asks.
+type SnapshotOptions struct {
+	// Fresh reads the graph afresh instead of any copy of the conversation the store keeps
+	// and brings up to date: replay uses it, so that replaying an assembly checks that copy
+	// as well as the policy.
+	Fresh bool
 }
 
 // Snapshot is what one lineage traversal returns: the candidates in lineage order (ancestors
@@ -213,10 +217,6 @@ type Assembly struct {
 	Settled   []Decision        `json:"-"`
 	CreatedAt time.Time         `json:"createdAt"`
 	Extra     map[string]string `json:"-"`
-	// Encoded is the assembly's JSON as its record keeps it (EncodeJSON, before the
-	// record's own write was timed), set by Assemble: ResponseJSON reuses it instead of
-	// encoding the whole assembly a second time.
-	Encoded []byte `json:"-"`
 }
 
 // EncodeJSON encodes v without HTML escaping, so that text keeps `&`, `<` and `>` as
@@ -230,35 +230,6 @@ func EncodeJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// ResponseJSON is the JSON of the assembly as it is now: Encoded with its timingsMs object
-// replaced by the current timings (which include the record's write). ok is false when there
-// is no Encoded to reuse. The key cannot occur anywhere else unescaped: quotes inside
-// strings are escaped, and no other object has that field.
-func (a Assembly) ResponseJSON() (out []byte, ok bool) {
-	if a.Encoded == nil {
-		return nil, false
-	}
-	recorded := a.TimingsMs
-	recorded.Record = 0
-	before, err := json.Marshal(recorded)
-	if err != nil {
-		return nil, false
-	}
-	key := []byte(`"timingsMs":`)
-	i := bytes.LastIndex(a.Encoded, append(key, before...))
-	if i < 0 {
-		return nil, false
-	}
-	now, err := json.Marshal(a.TimingsMs)
-	if err != nil {
-		return nil, false
-	}
-	out = make([]byte, 0, len(a.Encoded)+len(now)-len(before))
-	out = append(out, a.Encoded[:i+len(key)]...)
-	out = append(out, now...)
-	return append(out, a.Encoded[i+len(key)+len(before):]...), true
 }
 
 // AllDecisions yields every decision of the assembly: Decisions, then Settled.
@@ -331,8 +302,9 @@ type TokenCounter interface {
 // for ids outside the account, KindInvalid for request fields that contradict the graph,
 // KindUnavailable when the database cannot be reached.
 type AssemblyGraph interface {
-	// LineageSnapshot runs the one lineage traversal for an assembly request.
-	LineageSnapshot(ctx context.Context, accountID string, req AssemblyRequest) (Snapshot, error)
+	// LineageSnapshot runs the one lineage traversal for an assembly request, read as opts
+	// say.
+	LineageSnapshot(ctx context.Context, accountID string, req AssemblyRequest, opts SnapshotOptions) (Snapshot, error)
 	// RawPayloads reads the exact payloads of artifacts that a policy selected.
 	RawPayloads(ctx context.Context, accountID string, artifactIDs []string) (map[string]ArtifactRaw, error)
 	// RecordAssembly writes the assembly, with record as its JSON (EncodeJSON), and its
@@ -378,8 +350,10 @@ func BaselineToolResultText(result string, e *ToolError) string {
 // bad requests (an unknown policy version names policyVersion), KindNotFound for unknown
 // ids, KindUnavailable when the graph cannot be reached.
 type ContextAssembler interface {
-	// Assemble builds and records the context of one model call.
-	Assemble(ctx context.Context, accountID string, req AssemblyRequest) (Assembly, error)
+	// Assemble builds and records the context of one model call. record is the assembly's
+	// JSON as its record keeps it (EncodeJSON, encoded before the record's own write was
+	// timed), which a response can reuse instead of encoding the assembly again.
+	Assemble(ctx context.Context, accountID string, req AssemblyRequest) (a Assembly, record []byte, err error)
 	// Explain says why a record was included or omitted, with its provenance path.
 	Explain(ctx context.Context, accountID, assemblyID, ref string) (Explanation, error)
 	// Replay re-runs an assembly under its recorded policy version, now and asOf.

@@ -37,6 +37,7 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/provider"
 	"github.com/ctxgraph/ctxgraph/server"
@@ -256,7 +257,7 @@ func newBench(o options) (*bench, error) {
 	if b.blobDir, err = os.MkdirTemp("", "ctxbench-blobs-"); err != nil {
 		return nil, err
 	}
-	cypher.TuneGarbageCollector()
+	process.TuneGarbageCollector()
 	b.store, err = server.OpenStore(cypher.Config{
 		URI: o.neo4jURI, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"),
 		Database: orDefault(os.Getenv("NEO4J_DATABASE"), "neo4j"),

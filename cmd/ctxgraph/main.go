@@ -34,6 +34,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
@@ -264,7 +265,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.stopTracing, err = tracing.Setup(ctx, os.Getenv); err != nil {
 		return fmt.Errorf("tracing (OTEL_EXPORTER_OTLP_*): %w", err)
 	}
-	cypher.TuneGarbageCollector()
+	process.TuneGarbageCollector()
 	if m.store, err = server.OpenStore(m.Neo4j, m.BlobDir); err != nil {
 		return err
 	}

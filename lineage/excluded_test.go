@@ -1,23 +1,25 @@
-package cypher
+package lineage
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // The tallied count of an untraced assembly equals the walk a traced one makes, as records
 // are appended, inserted before the end and recorded after asOf.
 func TestExcludedTallyMatchesWalk(t *testing.T) {
-	c := newConversationRecords("cnv_t")
+	c := NewConversation("cnv_t", 0)
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	kinds := []string{recMessage, recCall, recArtifact, recMemory, recCheckpoint, recSkills}
+	kinds := []string{KindMessage, KindCall, KindArtifact, KindMemory, KindCheckpoint, KindSkills}
 	n := 0
-	add := func(branch string, seq int64, visibility string) {
+	add := func(branch string, seq int64, visibility model.Visibility) {
 		n++
 		kind := kinds[n%len(kinds)]
-		c.merge(kind, []any{map[string]any{"id": fmt.Sprintf("r%d", n), "eid": fmt.Sprintf("4:x:%d", n), "branchId": branch, "seq": seq,
-			"rev": int64(1), "recordedAt": t0.Add(time.Duration(n) * time.Minute), "visibility": visibility}})
+		c.Merge(&Record{Kind: kind, ID: fmt.Sprintf("r%d", n), ElementID: fmt.Sprintf("4:x:%d", n), BranchID: branch, Seq: seq,
+			Rev: 1, RecordedAt: t0.Add(time.Duration(n) * time.Minute), Base: model.Candidate{Visibility: visibility}})
 	}
 	for i := int64(1); i <= 40; i++ {
 		add("br_main", i*2, "branch")
@@ -25,9 +27,9 @@ func TestExcludedTallyMatchesWalk(t *testing.T) {
 			add("br_fork", i, "conversation")
 		}
 	}
-	lineages := []lineage{
-		{Branches: []lineageBranch{{BranchID: "br_main", Cutoff: openEnded}}},
-		{Branches: []lineageBranch{{BranchID: "br_fork", Cutoff: openEnded}, {BranchID: "br_main", Cutoff: 31}}},
+	lineages := []Lineage{
+		{Branches: []Branch{{BranchID: "br_main", Cutoff: OpenEnded}}},
+		{Branches: []Branch{{BranchID: "br_fork", Cutoff: OpenEnded}, {BranchID: "br_main", Cutoff: 31}}},
 	}
 	check := func(step string, asOf time.Time) {
 		t.Helper()

@@ -1,0 +1,235 @@
+package lineage
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// The store's copy of a conversation. Every write increments the revision (rev) of the
+// branch it writes on and stamps the nodes it creates or changes with the new value, so a
+// copy that holds branch B at revision R is brought up to date by reading B's records
+// stamped after R, whatever the length of the history. (A per-branch counter, not one per
+// conversation: the branch is already locked by every write to it, so parallel writes on
+// sibling branches never wait for each other or deadlock.) A deletion cannot be expressed as
+// a stamped record; it increments the conversation's reset revision, and a copy read before
+// that is read again in full. The copy is checked against the graph on every assembly, so
+// several ctxgraph processes over one database stay correct; the copy only saves reading
+// what has not changed.
+
+// Record kinds of a conversation copy.
+const (
+	KindMessage    = "message"
+	KindCall       = "tool_call"
+	KindArtifact   = "artifact"
+	KindMemory     = "memory"
+	KindCheckpoint = "checkpoint"
+	KindSkills     = "skill_state"
+)
+
+// Record is one record of a conversation as the store read it, with the part of its
+// candidate that does not depend on the lineage or the snapshot time built once (Base). It
+// keeps what a snapshot needs of the record's properties, not the properties themselves: a
+// copy of a long conversation is then mostly strings, which keeps the garbage collector's
+// work on it small.
+type Record struct {
+	Kind string
+	ID   string
+	// ElementID is Neo4j's element id of the record's node, by which an assembly's record
+	// links it.
+	ElementID  string
+	BranchID   string
+	Seq        int64
+	Rev        int64
+	RecordedAt time.Time
+	PromotedAt *time.Time
+	PromotedTo string
+	// Baseline is the record's tokens in naive history replay.
+	Baseline int
+	Base     model.Candidate
+	// Retryable is an artifact's (its call's outcome); ArgumentsSha256 a call's;
+	// Supersedes and ConflictsWith a memory's edges as read.
+	Retryable       bool
+	ArgumentsSha256 string
+	Supersedes      []string
+	ConflictsWith   []string
+
+	// ownerRun is the run that owns the record (for a tool call, the run that requested it).
+	ownerRun *run
+	// shared is set on a conversation-visible memory listed in the copy's shared.
+	shared bool
+}
+
+// Run is a run as the store read it: its parent, and its status and end with the time the
+// end was recorded.
+type Run struct {
+	ID                     string
+	Rev                    int64
+	ParentRunID, Status    string
+	EndedAt, EndRecordedAt *time.Time
+}
+
+// run is what a snapshot needs of a run, shared by the records the run owns: a run's end is
+// merged in place.
+type run struct {
+	known                  bool
+	rev                    int64
+	parentRunID, status    string
+	endedAt, endRecordedAt *time.Time
+}
+
+// Conversation is a copy of one conversation's assembly-relevant records, holding each
+// branch at the revision the store last read it at. Merges hold Lock; snapshots (Since,
+// Select, RunAsOf, ElementIDs) hold RLock.
+type Conversation struct {
+	mu       sync.RWMutex
+	id       string
+	marks    map[string]int64
+	resetRev int64
+	byID     map[string]*Record
+	// byBranch holds each branch's records in seq order.
+	byBranch map[string][]*Record
+	// shared lists the conversation-visible memories, which every branch may see.
+	shared []*Record
+	runs   map[string]*run
+	used   time.Time
+	// sharedGen counts the changes to conversation-visible memories, runsGen the changes
+	// to runs: with the revisions of a lineage's branches they say whether a lineage view
+	// built earlier is still the lineage's current one.
+	sharedGen, runsGen int64
+	// views are the latest candidates built for each branch (view), guarded by viewMu so
+	// that assemblies holding mu for reading can keep them.
+	viewMu sync.Mutex
+	views  map[string]*view
+	// prefixRevs remembers seenRev's scans of ancestors, also guarded by viewMu.
+	prefixRevs map[prefixKey]prefixRev
+	// tallies count each branch's records for excludedRecords, also guarded by viewMu.
+	tallies map[string]*branchTally
+}
+
+// NewConversation returns an empty copy of a conversation whose deletions the graph counts
+// at resetRev.
+func NewConversation(id string, resetRev int64) *Conversation {
+	return &Conversation{id: id, resetRev: resetRev, marks: map[string]int64{}, byID: map[string]*Record{},
+		byBranch: map[string][]*Record{}, runs: map[string]*run{}}
+}
+
+// ID is the conversation's id.
+func (c *Conversation) ID() string { return c.id }
+
+// Lock and Unlock guard merges; RLock and RUnlock reads.
+func (c *Conversation) Lock()    { c.mu.Lock() }
+func (c *Conversation) Unlock()  { c.mu.Unlock() }
+func (c *Conversation) RLock()   { c.mu.RLock() }
+func (c *Conversation) RUnlock() { c.mu.RUnlock() }
+
+// Merge applies one record read from the graph; a record the copy already holds at the same
+// or a newer revision is kept as it is, so merges may arrive in any order. Merge the runs
+// of a read (MergeRun) before its records.
+func (c *Conversation) Merge(r *Record) {
+	r.ownerRun = c.run(r.Base.OwnerRunID)
+	if old, ok := c.byID[r.ID]; ok {
+		if old.Rev < r.Rev {
+			// A changed record keeps its place: branch and seq never change.
+			r.shared = old.shared
+			*old = *r
+			c.stamped(r)
+		}
+		return
+	}
+	c.stamped(r)
+	c.byID[r.ID] = r
+	list := c.byBranch[r.BranchID]
+	i := len(list)
+	if i > 0 && list[i-1].Seq > r.Seq {
+		i = sort.Search(len(list), func(j int) bool { return list[j].Seq > r.Seq })
+	}
+	list = append(list, nil)
+	copy(list[i+1:], list[i:])
+	list[i] = r
+	c.byBranch[r.BranchID] = list
+	if r.Kind == KindMemory && r.Base.Visibility == "conversation" {
+		c.shared = append(c.shared, r)
+		r.shared = true
+	}
+}
+
+// stamped notes a change to a conversation-visible memory.
+func (c *Conversation) stamped(r *Record) {
+	if r.Kind == KindMemory && r.Base.Visibility == "conversation" {
+		c.sharedGen++
+	}
+}
+
+// Advance records the revision of a branch that a read was made at (its records merged).
+func (c *Conversation) Advance(branchID string, rev int64) {
+	if rev > c.marks[branchID] {
+		c.marks[branchID] = rev
+	}
+}
+
+// Since returns the branch revisions the copy holds and the reset revision it was read at:
+// what the store reads the changes after.
+func (c *Conversation) Since() (map[string]int64, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]int64, len(c.marks))
+	for id, rev := range c.marks {
+		out[id] = rev
+	}
+	return out, c.resetRev
+}
+
+// MergeRun applies a run read from the graph.
+func (c *Conversation) MergeRun(in Run) {
+	if r := c.run(in.ID); !r.known || r.rev < in.Rev {
+		*r = run{known: true, rev: in.Rev, parentRunID: in.ParentRunID, status: in.Status,
+			endedAt: in.EndedAt, endRecordedAt: in.EndRecordedAt}
+		c.runsGen++
+	}
+}
+
+// run returns the run with an id, an empty placeholder until the run is merged (nil for no
+// id).
+func (c *Conversation) run(id string) *run {
+	if id == "" {
+		return nil
+	}
+	r, ok := c.runs[id]
+	if !ok {
+		r = &run{}
+		c.runs[id] = r
+	}
+	return r
+}
+
+// RunAsOf is a run's status and end as of a snapshot time; RunStatusRunning until the end
+// of a run the copy holds was recorded, empty for a run it does not hold.
+func (c *Conversation) RunAsOf(id string, t time.Time) (status string, endedAt *time.Time) {
+	st := c.runs[id].asOf(t)
+	return st.status, st.endedAt
+}
+
+// ElementIDs adds to out the element ids of the refs the copy holds, and returns the refs it
+// does not.
+func (c *Conversation) ElementIDs(refs []string, out map[string]string) (missing []string) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, ref := range refs {
+		if r := c.byID[ref]; r != nil && r.ElementID != "" {
+			out[ref] = r.ElementID
+		} else {
+			missing = append(missing, ref)
+		}
+	}
+	return missing
+}
+
+// upTo returns a branch's records at or below seq, in seq order.
+func (c *Conversation) upTo(branchID string, seq int64) []*Record {
+	list := c.byBranch[branchID]
+	n := sort.Search(len(list), func(i int) bool { return list[i].Seq > seq })
+	return list[:n]
+}
