@@ -21,10 +21,6 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// rfc3339 is the validation tag for time fields; they are strings in the request structs so
-// that a malformed time is reported with its field name.
-const rfc3339 = "2006-01-02T15:04:05Z07:00"
-
 // enums are the validation tags of the fields whose values come from one of model's lists:
 // a request struct names the list (`validate:"omitempty,visibility"`), never a copy of its
 // values, so that the contract's vocabulary is written down once.

@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"github.com/ctxgraph/ctxgraph/lineage"
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // The assembler's copy of a conversation (lineage.Conversation). Every write increments the
@@ -17,7 +18,7 @@ const DefaultRecordCacheSize = lineage.DefaultCacheSize
 
 // newRecord keeps what the snapshot needs of a record's properties as ConversationRecords
 // projected them (lineage.Record), with its candidate's base (baseCandidate).
-func newRecord(kind string, p props) *lineage.Record {
+func newRecord(kind model.RecordType, p props) *lineage.Record {
 	return &lineage.Record{Kind: kind, ID: p.str("id"), ElementID: p.str("eid"), BranchID: p.str("branchId"), Seq: p.i64("seq"), Rev: p.i64("rev"),
 		RecordedAt: p.time("recordedAt"), PromotedAt: p.timePtr("promotedAt"), PromotedTo: p.str("promotedTo"),
 		Baseline: int(p.i64("baselineTokens")), Base: baseCandidate(kind, p), Retryable: p.boolean("retryable"),

@@ -122,10 +122,10 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		copy.MergeRun(runRecordOf(asProps(v)))
 	}
 	for _, kind := range [...]struct {
-		name    string
+		name    model.RecordType
 		records []any
-	}{{lineage.KindMessage, read.Messages}, {lineage.KindCall, read.Calls}, {lineage.KindArtifact, read.Artifacts},
-		{lineage.KindMemory, read.Memories}, {lineage.KindCheckpoint, read.Checkpoints}, {lineage.KindSkills, read.Skills}} {
+	}{{model.TypeMessage, read.Messages}, {model.TypeToolCall, read.Calls}, {model.TypeArtifact, read.Artifacts},
+		{model.TypeMemory, read.Memories}, {model.TypeCheckpoint, read.Checkpoints}, {model.TypeSkills, read.Skills}} {
 		for _, v := range kind.records {
 			copy.Merge(newRecord(kind.name, asProps(v)))
 		}
@@ -217,24 +217,18 @@ func buildSnapshot(c *lineage.Conversation, read *conversationRecordsRow, branch
 	return snap, shared, nil
 }
 
-func list(rec interface{ Get(string) (any, bool) }, key string) []any {
-	v, _ := rec.Get(key)
-	l, _ := v.([]any)
-	return l
-}
-
 // baseCandidate builds the part of a record's candidate that depends on the record alone:
 // not its depth in a lineage, nor run status, promotion or a call's outcome, which depend on
 // the lineage and the snapshot time.
-func baseCandidate(kind string, p props) model.Candidate {
+func baseCandidate(kind model.RecordType, p props) model.Candidate {
 	c := model.Candidate{ID: p.str("id"), BranchID: p.str("branchId"), Seq: p.i64("seq"), InLineage: true,
 		CreatedAt: p.time("createdAt")}
 	switch kind {
-	case lineage.KindMessage:
+	case model.TypeMessage:
 		c.Type, c.Visibility = model.TypeMessage, model.Visibility(p.str("visibility"))
 		c.OwnerParticipantID, c.OwnerRunID = p.str("participantId"), p.str("runId")
 		c.Message = model.MessageFacts{Role: p.str("role"), Content: p.str("content")}
-	case lineage.KindCall:
+	case model.TypeToolCall:
 		c.Type, c.OwnerRunID, c.OwnerParticipantID = model.TypeToolCall, p.str("runId"), p.str("participantId")
 		c.Tool = model.ToolFacts{Name: p.str("tool"), Status: model.ToolPending}
 		c.Call = model.CallFacts{CallID: p.str("callId"), Arguments: p.str("arguments"), ArgumentsRef: p.str("argumentsRef"),
@@ -242,22 +236,22 @@ func baseCandidate(kind string, p props) model.Candidate {
 		// A call with no outcome yet has no artifact to carry its visibility: it is the
 		// requesting participant's own state.
 		c.Visibility = model.VisibilityParticipant
-	case lineage.KindArtifact:
+	case model.TypeArtifact:
 		c.Type = model.TypeArtifact
 		c.Tool = model.ToolFacts{Name: p.str("tool"), Status: model.ToolStatus(p.str("status")),
 			ErrorCode: p.str("errorCode"), ErrorMessage: p.str("errorMessage")}
 		c.Artifact = model.ArtifactFacts{ToolCallID: p.str("toolCallId"), ResultBytes: p.i64("resultBytes"), ArgsBytes: p.i64("argsBytes")}
 		ownership(&c, p)
-	case lineage.KindMemory:
+	case model.TypeMemory:
 		c.Type = model.TypeMemory
 		c.Memory = model.MemoryFacts{Report: p.str("kind") == model.MemoryKindReport, Summary: p.str("summary"),
 			SafeSummary: p.str("safeSummary"), Data: p.str("data"), Confidence: p.float("confidence"),
 			FreshnessClass: p.str("freshnessClass"), ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"),
 			RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"), LiveSourceIDs: p.strs("liveSources")}
 		ownership(&c, p)
-	case lineage.KindCheckpoint:
+	case model.TypeCheckpoint:
 		c.Type, c.RunState = model.TypeCheckpoint, model.RunStateFacts{RunID: p.str("runId"), State: p.str("state")}
-	case lineage.KindSkills:
+	case model.TypeSkills:
 		c.Type, c.RunState = model.TypeSkills, model.RunStateFacts{RunID: p.str("runId"), LoadedSkills: p.strs("loadedSkills"),
 			ActiveProfiles: p.strs("activeProfiles"), DirectTools: p.strs("directTools")}
 	}

@@ -75,7 +75,7 @@ type Store struct {
 	// DeleteBatch is how many nodes each transaction of a conversation's deletion deletes.
 	DeleteBatch int
 
-	// records is the assembler's cache of conversation copies (see records.go); nil when
+	// records is the assembler's cache of conversation copies (lineage.Cache); nil when
 	// disabled with SetRecordCache(0).
 	records *lineage.Cache
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and

@@ -150,7 +150,7 @@ func cachedAssembliesReplayFresh(t *testing.T, trace bool) {
 // fresh read of the graph.
 func TestSharedViewsFollowWrites(t *testing.T) {
 	h := newHarness(t)
-	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), h.client(),
 		seed.Config{Rounds: 24, Branches: 4, Participants: 2, Seed: 11})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)
@@ -461,7 +461,7 @@ func TestFirstAssembliesShareOneRead(t *testing.T) {
 	store := openStore(blobDir)
 	defer store.Close(context.Background())
 	h := newHarnessWith(t, store, "")
-	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), h.client(),
 		seed.Config{Rounds: 60, Branches: 3, Participants: 1, Seed: 5})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)

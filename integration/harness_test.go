@@ -189,7 +189,7 @@ func (r response) obj(t *testing.T) map[string]any {
 	return m
 }
 
-// errorField returns the error body's code and field.
+// errorOf returns the error body's code and field.
 func (r response) errorOf(t *testing.T) (code, field string) {
 	t.Helper()
 	e, ok := r.obj(t)["error"].(map[string]any)
@@ -206,12 +206,17 @@ func (h *harness) call(method, path string, body any, headers ...string) respons
 	return h.callAs(h.key, method, path, body, headers...)
 }
 
+// client is a client of the harness's server, in process, with the harness's key.
+func (h *harness) client() *client.Client {
+	return &client.Client{Handler: h.srv, Key: h.key}
+}
+
 // callAs sends a request with the given API key; headers are name, value pairs. A body is
 // sent as it is when it is a string or []byte (tests send malformed ones too), otherwise
 // encoded with encoding/json.
 func (h *harness) callAs(key, method, path string, body any, headers ...string) response {
 	h.t.Helper()
-	c := &client.Client{Handler: h.srv, Key: key}
+	c := h.client().WithKey(key)
 	for i := 0; i+1 < len(headers); i += 2 {
 		c = c.WithHeader(headers[i], headers[i+1])
 	}

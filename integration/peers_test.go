@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxgraph/ctxgraph/assembly"
-	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/peers"
 	"github.com/ctxgraph/ctxgraph/scenario"
 )
@@ -73,7 +72,7 @@ func TestPeerPortsMatchTheLibraries(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := newHarness(t)
-		runner := scenario.Runner{Client: &client.Client{Handler: h.srv, Key: h.key}}
+		runner := scenario.Runner{Client: h.client()}
 		_, comps, err := runner.Compare(t.Context(), sc, tk)
 		if err != nil {
 			t.Fatalf("%s: %v", filepath.Base(file), err)

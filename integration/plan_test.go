@@ -11,7 +11,6 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
 
@@ -25,7 +24,7 @@ import (
 // since the revisions it sends.
 func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 	h := newHarness(t)
-	sum, err := seed.Generate(t.Context(), &client.Client{Handler: h.srv, Key: h.key},
+	sum, err := seed.Generate(t.Context(), h.client(),
 		seed.Config{Rounds: 30, Branches: 4, Participants: 2, Seed: 22})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/scenario"
 )
 
@@ -55,7 +54,7 @@ func playScenarios(t *testing.T, dir, report string) {
 				t.Fatalf("loading: %v", err)
 			}
 			h := newHarness(t)
-			runner := scenario.Runner{Client: &client.Client{Handler: h.srv, Key: h.key}, Explain: true}
+			runner := scenario.Runner{Client: h.client(), Explain: true}
 			res, err := runner.Run(t.Context(), sc)
 			results = append(results, res)
 			if err != nil {

@@ -19,23 +19,13 @@ import (
 // several ctxgraph processes over one database stay correct; the copy only saves reading
 // what has not changed.
 
-// Record kinds of a conversation copy.
-const (
-	KindMessage    = "message"
-	KindCall       = "tool_call"
-	KindArtifact   = "artifact"
-	KindMemory     = "memory"
-	KindCheckpoint = "checkpoint"
-	KindSkills     = "skill_state"
-)
-
 // Record is one record of a conversation as the store read it, with the part of its
 // candidate that does not depend on the lineage or the snapshot time built once (Base). It
 // keeps what a snapshot needs of the record's properties, not the properties themselves: a
 // copy of a long conversation is then mostly strings, which keeps the garbage collector's
 // work on it small.
 type Record struct {
-	Kind string
+	Kind model.RecordType
 	ID   string
 	// ElementID is Neo4j's element id of the record's node, by which an assembly's record
 	// links it.
@@ -150,7 +140,7 @@ func (c *Conversation) Merge(r *Record) {
 	copy(list[i+1:], list[i:])
 	list[i] = r
 	c.byBranch[r.BranchID] = list
-	if r.Kind == KindMemory && r.Base.Visibility == "conversation" {
+	if r.Kind == model.TypeMemory && r.Base.Visibility == model.VisibilityConversation {
 		c.shared = append(c.shared, r)
 		r.shared = true
 	}
@@ -158,7 +148,7 @@ func (c *Conversation) Merge(r *Record) {
 
 // stamped notes a change to a conversation-visible memory.
 func (c *Conversation) stamped(r *Record) {
-	if r.Kind == KindMemory && r.Base.Visibility == "conversation" {
+	if r.Kind == model.TypeMemory && r.Base.Visibility == model.VisibilityConversation {
 		c.sharedGen++
 	}
 }

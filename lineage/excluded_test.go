@@ -13,7 +13,7 @@ import (
 func TestExcludedTallyMatchesWalk(t *testing.T) {
 	c := NewConversation("cnv_t", 0)
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	kinds := []string{KindMessage, KindCall, KindArtifact, KindMemory, KindCheckpoint, KindSkills}
+	kinds := []model.RecordType{model.TypeMessage, model.TypeToolCall, model.TypeArtifact, model.TypeMemory, model.TypeCheckpoint, model.TypeSkills}
 	n := 0
 	add := func(branch string, seq int64, visibility model.Visibility) {
 		n++

@@ -30,7 +30,7 @@ func (c *Conversation) Select(lin Lineage, req model.AssemblyRequest, opts model
 	// An exact artifact the conversation does not hold (as of the snapshot) is a mistake
 	// of the request, not a request for nothing.
 	for _, id := range req.ExactArtifactIDs {
-		if r, ok := c.byID[id]; !ok || r.Kind != KindArtifact || !visible(r) {
+		if r, ok := c.byID[id]; !ok || r.Kind != model.TypeArtifact || !visible(r) {
 			return false, &model.Error{Kind: model.KindNotFound, Field: "exactArtifactIds",
 				Message: fmt.Sprintf("artifact %q is not in the conversation of branch %q", id, req.BranchID)}
 		}
@@ -175,7 +175,7 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		}
 		return !r.RecordedAt.After(asOf)
 	}
-	byKind := map[string][]*Record{}
+	byKind := map[model.RecordType][]*Record{}
 	depth := map[string]int64{}
 	for i := len(lin.Branches) - 1; i >= 0; i-- {
 		b := lin.Branches[i]
@@ -215,7 +215,7 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		n += len(list)
 	}
 	cands = make([]model.Candidate, 0, n+len(others))
-	for _, r := range byKind[KindMessage] {
+	for _, r := range byKind[model.TypeMessage] {
 		m := r.Base
 		m.Depth, m.Message.ParticipantName = depth[r.BranchID], names[m.OwnerParticipantID]
 		cands = append(cands, m)
@@ -223,11 +223,11 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 	}
 	// A call's outcome is its latest artifact in the lineage.
 	outcomes := map[string][]*Record{}
-	for _, r := range byKind[KindArtifact] {
+	for _, r := range byKind[model.TypeArtifact] {
 		outcomes[r.Base.Artifact.ToolCallID] = append(outcomes[r.Base.Artifact.ToolCallID], r)
 	}
-	retries := retriesOf(byKind[KindCall])
-	for _, r := range byKind[KindCall] {
+	retries := retriesOf(byKind[model.TypeToolCall])
+	for _, r := range byKind[model.TypeToolCall] {
 		call := r.Base
 		call.Depth, call.Call.RetriedBy = depth[r.BranchID], retries[r.ID]
 		if outs := outcomes[r.ID]; len(outs) > 0 {
@@ -244,7 +244,7 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		cands = append(cands, call)
 		baseline += r.Baseline
 	}
-	for _, r := range byKind[KindArtifact] {
+	for _, r := range byKind[model.TypeArtifact] {
 		a := r.Base
 		a.Depth = depth[r.BranchID]
 		runOwnership(&a, r)
@@ -252,7 +252,7 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		cands = append(cands, a)
 		baseline += r.Baseline
 	}
-	memories := append(byKind[KindMemory], others...)
+	memories := append(byKind[model.TypeMemory], others...)
 	supersededBy, conflicts := map[string][]string{}, map[string][]string{}
 	for _, r := range memories {
 		for _, old := range r.Supersedes {
@@ -278,12 +278,12 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		m.Memory.SupersededBy, m.Memory.ConflictsWith = sorted(supersededBy[r.ID]), sorted(conflicts[r.ID])
 		cands = append(cands, m)
 	}
-	for _, r := range byKind[KindCheckpoint] {
+	for _, r := range byKind[model.TypeCheckpoint] {
 		cp := r.Base
 		cp.Depth = depth[r.BranchID]
 		cands = append(cands, cp)
 	}
-	for _, r := range byKind[KindSkills] {
+	for _, r := range byKind[model.TypeSkills] {
 		sk := r.Base
 		sk.Depth = depth[r.BranchID]
 		cands = append(cands, sk)
@@ -343,7 +343,7 @@ func excludedRecords(c *Conversation, lin Lineage, asOf time.Time, refs bool) (i
 // countsAsExcluded reports whether a record outside the lineage counts as left out: not
 // run state, and not a conversation-visible memory (a candidate on every branch).
 func countsAsExcluded(r *Record) bool {
-	return r.Kind != KindCheckpoint && r.Kind != KindSkills && !r.shared
+	return r.Kind != model.TypeCheckpoint && r.Kind != model.TypeSkills && !r.shared
 }
 
 // branchTally counts a branch's records that count as excluded, by position (prefix[i]

@@ -17,7 +17,7 @@ func BenchmarkLineageCandidates(b *testing.B) {
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	c.MergeRun(Run{ID: "run_1", Rev: 1, Status: "running"})
 	seq := int64(0)
-	add := func(kind, id string, base model.Candidate) {
+	add := func(kind model.RecordType, id string, base model.Candidate) {
 		seq++
 		base.ID, base.BranchID, base.Seq, base.InLineage = id, br, seq, true
 		base.OwnerParticipantID, base.OwnerRunID = "pt_1", "run_1"
@@ -25,15 +25,15 @@ func BenchmarkLineageCandidates(b *testing.B) {
 			RecordedAt: t0.Add(time.Duration(seq) * time.Second), Baseline: 40, Base: base})
 	}
 	for i := 0; i < 10_000; i++ {
-		add(KindMessage, fmt.Sprintf("msg_%d", i), model.Candidate{Type: model.TypeMessage,
+		add(model.TypeMessage, fmt.Sprintf("msg_%d", i), model.Candidate{Type: model.TypeMessage,
 			Message: model.MessageFacts{Role: "user", Content: "look up the renewal of account " + fmt.Sprint(i)}})
-		add(KindCall, fmt.Sprintf("call_%d", i), model.Candidate{Type: model.TypeToolCall,
+		add(model.TypeToolCall, fmt.Sprintf("call_%d", i), model.Candidate{Type: model.TypeToolCall,
 			Tool: model.ToolFacts{Name: "crm_lookup", Status: model.ToolPending},
 			Call: model.CallFacts{CallID: fmt.Sprint(i), Arguments: `{"account":"a"}`}})
-		add(KindArtifact, fmt.Sprintf("art_%d", i), model.Candidate{Type: model.TypeArtifact,
+		add(model.TypeArtifact, fmt.Sprintf("art_%d", i), model.Candidate{Type: model.TypeArtifact,
 			Tool:     model.ToolFacts{Name: "crm_lookup", Status: model.ToolSucceeded},
 			Artifact: model.ArtifactFacts{ToolCallID: fmt.Sprintf("call_%d", i), ResultBytes: 2048}})
-		add(KindMemory, fmt.Sprintf("mem_%d", i), model.Candidate{Type: model.TypeMemory,
+		add(model.TypeMemory, fmt.Sprintf("mem_%d", i), model.Candidate{Type: model.TypeMemory,
 			Memory: model.MemoryFacts{Summary: "account renews in May", SourceArtifactIDs: []string{fmt.Sprintf("art_%d", i)}}})
 	}
 	lin := Lineage{ConversationID: "cnv_b", Branches: []Branch{{BranchID: br, Cutoff: OpenEnded}}}

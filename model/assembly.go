@@ -221,7 +221,7 @@ type Assembly struct {
 
 // EncodeJSON encodes v without HTML escaping, so that text keeps `&`, `<` and `>` as
 // written: how the API sends JSON, an assembly's record keeps it (its prompt as sent), and
-// the seed and scenario clients send it.
+// package client sends it.
 func EncodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -29,7 +29,6 @@ const (
 	DefaultPrivacyClass       = "user_private"
 	DefaultFreshnessClass     = "bounded"
 	RunStatusRunning          = "running"
-	ToolCallPending           = string(ToolPending)
 	MemoryKindTool            = "tool"
 	MemoryKindReport          = "promoted_report"
 )

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // Texts returns the texts a scenario's contains checks search in a request's messages (raw
@@ -22,15 +24,13 @@ func Texts(raw json.RawMessage) ([]string, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	encoded, err := model.EncodeJSON(v)
+	if err != nil {
 		return nil, err
 	}
 	var values []string
 	collectStrings(v, &values)
-	return []string{buf.String(), strings.Join(values, "\n")}, nil
+	return []string{string(encoded), strings.Join(values, "\n")}, nil
 }
 
 func collectStrings(v any, out *[]string) {

@@ -121,7 +121,7 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 			c.Rows = append(c.Rows, Row{Strategy: s, BudgetKind: kind, Budget: budget, Tokens: tokens, Outcome: o})
 		}
 	}
-	again, err := r.reassemble(ctx, a, res, ar.Assembled)
+	again, err := r.reassemble(ctx, ar.Request, ar.Assembled)
 	if err != nil {
 		return c, err
 	}
@@ -166,17 +166,9 @@ type assemblyAnswer struct {
 	} `json:"tokens"`
 }
 
-// reassemble requests the assembly a again, with budget as its tokenBudget.
-func (r Runner) reassemble(ctx context.Context, a Assembly, res Result, budget int) (assemblyAnswer, error) {
-	req := client.AssemblyRequest{BranchID: res.IDs[a.Branch], ParticipantID: res.IDs[a.Participant], RunID: res.IDs[a.Run],
-		RuntimeKind: a.RuntimeKind, Provider: a.Provider, Model: a.Model, TokenBudget: budget, Now: a.Now}
-	for _, call := range a.ExactCalls {
-		arts := res.Artifacts[call]
-		if len(arts) == 0 {
-			return assemblyAnswer{}, fmt.Errorf("exactCalls: tool call %q has no artifact", call)
-		}
-		req.ExactArtifactIDs = append(req.ExactArtifactIDs, arts[len(arts)-1])
-	}
+// reassemble sends an assembly's request again, with budget as its tokenBudget.
+func (r Runner) reassemble(ctx context.Context, req client.AssemblyRequest, budget int) (assemblyAnswer, error) {
+	req.TokenBudget, req.Trace = budget, false
 	var out assemblyAnswer
 	err := r.Client.Do(ctx, http.MethodPost, "/v1/assemblies", req, &out)
 	return out, err

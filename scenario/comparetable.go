@@ -42,6 +42,9 @@ func CompareSummary(comps []Comparison) string {
 	return b.String()
 }
 
+// CompareLegend reads CompareTable's cells.
+const CompareLegend = "Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: nothing but system text, which no provider accepts."
+
 // CompareTable renders one row per assembly and budget, one column per strategy: tokens
 // sent, checks passed of all, leaks (L), orphaned tool pairs (O), and "empty" for a request
 // with nothing but system text.

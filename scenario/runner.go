@@ -46,6 +46,8 @@ type AssemblyResult struct {
 	Ran bool
 	// AssemblyID is the id of the server's assembly record.
 	AssemblyID string
+	// Request is the assembly request as sent, the scenario's keys mapped to ids.
+	Request client.AssemblyRequest
 	// Baseline and Assembled are the response's tokens.baseline and tokens.assembled.
 	Baseline  int
 	Assembled int
@@ -392,6 +394,7 @@ func (p *playback) assemble(a Assembly) AssemblyResult {
 	}
 	// The answer is decoded into the checks' own view of it, which keeps the messages as
 	// the server wrote them.
+	res.Request = req
 	var resp AssemblyResponse
 	if err := p.c.Do(p.ctx, http.MethodPost, "/v1/assemblies", req, &resp); err != nil {
 		return fail(err)

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 )
 
 // The machine and the store's size on disk, for the report's header.
@@ -30,17 +32,8 @@ func readSysInfo(o options, dataDir string) sysInfo {
 			s.NProc = n
 		}
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "MemTotal:") {
-				f := strings.Fields(line)
-				if len(f) >= 2 {
-					if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
-						s.Mem = fmt.Sprintf("%.1f GiB RAM", kb/1024/1024)
-					}
-				}
-			}
-		}
+	if total := process.MemTotal(); total > 0 {
+		s.Mem = fmt.Sprintf("%.1f GiB RAM", float64(total)/(1<<30))
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

@@ -160,7 +160,7 @@ func (b *bench) reportPeers(pf func(string, ...any)) {
 	if r.Refits != "" {
 		pf("ctxgraph's assembly requested again with its own token count as the budget, where that changed what it sent (the rows above use the first assembly):\n\n%s\n", r.Refits)
 	}
-	pf("Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: nothing but system text, which no provider accepts.\n\n%s\n", r.Table)
+	pf("%s\n\n%s\n", scenario.CompareLegend, r.Table)
 	if r.Losses != "" {
 		pf("### What each strategy lost, and where\n\n%s\n", r.Losses)
 	}

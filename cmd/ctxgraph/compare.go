@@ -63,7 +63,7 @@ func runCompare(args []string, stdout io.Writer) error {
 		comps = append(comps, c...)
 	}
 	fmt.Fprintln(stdout, scenario.CompareSummary(comps))
-	fmt.Fprintln(stdout, "Per assembly: tokens sent · checks passed/of all · L leaks · O orphaned tool pairs · empty: nothing but system text, which no provider accepts.")
+	fmt.Fprintln(stdout, scenario.CompareLegend)
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, scenario.CompareTable(comps))
 	if losses := scenario.CompareLosses(comps); losses != "" {
@@ -86,14 +86,14 @@ func runCompare(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// serverFlags defines the flags that name the server and the key: -url and -key.
 // scenarioClient is the client the scenario and compare commands play files with.
 func scenarioClient(url, key string) *client.Client {
-	c := client.New(strings.TrimRight(url, "/"), key)
+	c := client.New(url, key)
 	c.HTTP = &http.Client{Timeout: 60 * time.Second}
 	return c
 }
 
+// serverFlags defines the flags that name the server and the key: -url and -key.
 func serverFlags(fs *flag.FlagSet) (url, key *string) {
 	url = fs.String("url", orDefault(os.Getenv("CTXGRAPH_URL"), "http://127.0.0.1:8080"), "ctxgraph base URL")
 	key = fs.String("key", os.Getenv("CTXGRAPH_KEY"), "API key (default: CTXGRAPH_KEY, else .ctxgraph/dev-api-key)")

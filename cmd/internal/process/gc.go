@@ -25,12 +25,12 @@ func TuneGarbageCollector() {
 		debug.SetGCPercent(GCPercent)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(max(memTotal()/4, 1<<30))
+		debug.SetMemoryLimit(max(MemTotal()/4, 1<<30))
 	}
 }
 
-// memTotal is the machine's memory in bytes (MemTotal in /proc/meminfo), 0 when unknown.
-func memTotal() int64 {
+// MemTotal is the machine's memory in bytes (MemTotal in /proc/meminfo), 0 when unknown.
+func MemTotal() int64 {
 	body, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
