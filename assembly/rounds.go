@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,49 +72,9 @@ func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member ma
 
 // render appends the rounds to msgs and their records to included.
 func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, member map[int]int, msgs []model.ChatMessage, included []model.IncludedItem) ([]model.ChatMessage, []model.IncludedItem) {
-	results := map[int][]int{}
-	for i, k := range member {
-		results[k] = append(results[k], i)
-	}
-	if r.outcomes == nil {
-		r.outcomes = map[string]*policy.Verdict{}
-		for i := range r.all {
-			if r.all[i].Candidate.Type == model.TypeArtifact {
-				r.outcomes[r.all[i].Candidate.ID] = &r.all[i]
-			}
-		}
-	}
-	// An outcome's verdict as the budget left it: its copy in verdicts, else as judged.
-	current := map[string]*policy.Verdict{}
-	for i := range verdicts {
-		if verdicts[i].Candidate.Type == model.TypeArtifact {
-			current[verdicts[i].Candidate.ID] = &verdicts[i]
-		}
-	}
-	state := func(id string) (*policy.Verdict, bool) {
-		if vd, ok := current[id]; ok {
-			return vd, true
-		}
-		vd, ok := r.outcomes[id]
-		return vd, ok
-	}
-	// A round ends where a result arrived: a call recorded after an earlier call's outcome
-	// belongs to the model's next request.
-	var groups [][]int
-	var firstResult int64 = -1
-	for _, k := range calls {
-		c := verdicts[k].Candidate
-		if len(groups) == 0 || (firstResult >= 0 && c.Seq > firstResult) {
-			groups = append(groups, nil)
-			firstResult = -1
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], k)
-		for _, a := range c.Call.ArtifactIDs {
-			if vd, ok := r.outcomes[a]; ok && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
-				firstResult = vd.Candidate.Seq
-			}
-		}
-	}
+	results := resultsOf(member)
+	state := r.state(verdicts)
+	groups := r.groups(verdicts, calls)
 	for _, group := range groups {
 		ask := model.ChatMessage{Role: "assistant"}
 		for _, k := range group {
@@ -145,6 +106,110 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 		}
 	}
 	return msgs, included
+}
+
+// price sets the costs of the rounds' records as render shows them (policy.Prices): a call
+// costs its part of the assistant message (the message itself with the first call of its
+// round), its result message and the line saying why its result is withheld, alone[k],
+// which the first record of its result that the budget keeps replaces; a record of a
+// result costs its text (group[i] is its call). budgeted are the records the budget works
+// on, each as if included; the calls of the run being generated are protected, so the
+// rounds keep their shape while the budget trims their results.
+func (r *rounds) price(budgeted []policy.Verdict, texts []string, costs []int, tk *Tokenizer) (group, alone []int) {
+	calls, member := r.roundMembers(budgeted)
+	// A result is withheld when the budget trimmed all of it.
+	trimmed := slices.Clone(budgeted)
+	for k := range trimmed {
+		trimmed[k].Decision.Outcome, trimmed[k].Decision.Reason = policy.OutcomeOmitted, model.ReasonBudget
+	}
+	state := r.state(trimmed)
+	group, alone = make([]int, len(budgeted)), make([]int, len(budgeted))
+	for i := range group {
+		group[i] = -1
+	}
+	for _, g := range r.groups(budgeted, calls) {
+		for n, k := range g {
+			c := budgeted[k].Candidate
+			alone[k] = tk.Count(r.withheld(c, state))
+			costs[k] = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool.Name, Arguments: roundArguments(c)}) +
+				MessageTokens(tk, "tool", "", "") + tk.Count(roundCallID(c)) + alone[k]
+			if n == 0 {
+				costs[k] += MessageTokens(tk, "assistant", "", "")
+			}
+		}
+	}
+	for i, k := range member {
+		group[i] = k
+		if texts[i] != "" { // a duplicate keeps the price of its line
+			costs[i] = tk.Count(r.resultText(&budgeted[i], texts[i]))
+		}
+	}
+	return group, alone
+}
+
+// index builds outcomes at the first use: the budget renders again after each trim, and all
+// does not change meanwhile.
+func (r *rounds) index() {
+	if r.outcomes != nil {
+		return
+	}
+	r.outcomes = map[string]*policy.Verdict{}
+	for i := range r.all {
+		if r.all[i].Candidate.Type == model.TypeArtifact {
+			r.outcomes[r.all[i].Candidate.ID] = &r.all[i]
+		}
+	}
+}
+
+// resultsOf lists the records of each round call's result, by the call's index.
+func resultsOf(member map[int]int) map[int][]int {
+	results := map[int][]int{}
+	for i, k := range member {
+		results[k] = append(results[k], i)
+	}
+	return results
+}
+
+// state returns an outcome's verdict as the budget left it: its copy in verdicts, else as
+// judged.
+func (r *rounds) state(verdicts []policy.Verdict) func(string) (*policy.Verdict, bool) {
+	r.index()
+	current := map[string]*policy.Verdict{}
+	for i := range verdicts {
+		if verdicts[i].Candidate.Type == model.TypeArtifact {
+			current[verdicts[i].Candidate.ID] = &verdicts[i]
+		}
+	}
+	return func(id string) (*policy.Verdict, bool) {
+		if vd, ok := current[id]; ok {
+			return vd, true
+		}
+		vd, ok := r.outcomes[id]
+		return vd, ok
+	}
+}
+
+// groups splits the round calls (in seq order) into rounds: a round ends where a result
+// arrived, since a call recorded after an earlier call's outcome belongs to the model's
+// next request.
+func (r *rounds) groups(verdicts []policy.Verdict, calls []int) [][]int {
+	r.index()
+	var groups [][]int
+	var firstResult int64 = -1
+	for _, k := range calls {
+		c := verdicts[k].Candidate
+		if len(groups) == 0 || (firstResult >= 0 && c.Seq > firstResult) {
+			groups = append(groups, nil)
+			firstResult = -1
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], k)
+		for _, a := range c.Call.ArtifactIDs {
+			if vd, ok := r.outcomes[a]; ok && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
+				firstResult = vd.Candidate.Seq
+			}
+		}
+	}
+	return groups
 }
 
 // resultText is one included record of a round's result: a raw body as it is (an error as

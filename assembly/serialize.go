@@ -170,3 +170,8 @@ func aggregateLine(verdicts []policy.Verdict) string {
 	}
 	return fmt.Sprintf("%d older open calls, details withheld for the budget: %s", len(verdicts), strings.Join(parts, "; "))
 }
+
+// lineTokens is what a line of the context block costs: its text with the newline that
+// ends it. The tokenizer splits the block at each line's end (a newline is never joined to
+// the text after it), so a block costs its head's tokens and its lines' tokens.
+func lineTokens(tk *Tokenizer, line string) int { return tk.Count(line + "\n") }

@@ -181,10 +181,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	// The judgement is shared: the budget works on a draft.
 	start = time.Now()
 	d := newDraft(j, req, snap.ParticipantNames, tk)
-	fixed := ReplyPriming + MessageTokens(tk, "system", d.head, "")
+	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Group: j.group, Alone: j.alone, Fixed: ReplyPriming,
+		Head: MessageTokens(tk, "system", d.head+"\n", ""), InBlock: j.inBlock}
 	prepared := time.Since(start)
 	start = time.Now()
-	assembled := policy.Fit(d.verdicts, d.costs, j.compactCosts, fixed, req.TokenBudget, d.measure)
+	assembled := policy.Fit(d.verdicts, prices, req.TokenBudget, d.measure)
 	fitTime := time.Since(start) - d.took
 	t.Policy += ms(fitTime)
 	t.Serialize += ms(prepared + d.took)
@@ -363,6 +364,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	start = time.Now()
 	names := snap.ParticipantNames
 	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
+	conflicts := false
 	for i := range verdicts {
 		vd := &verdicts[i]
 		duplicate := vd.RawDuplicate
@@ -373,59 +375,66 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			}
 			continue
 		}
-		text, cost, compactCost := "", 0, 0
+		text, cost, compactCost, paired := "", 0, 0, 0
 		switch {
-		case duplicate:
-			// Priced as an ordinary memory in case the budget trims its raw source.
-			revived := *vd
-			revived.Decision.As = model.AsMemory
-			cost = tk.Count("\n" + contextLine(revived, req.Provider, raw, names))
+		case duplicate || conflictSide(vd):
+			// A duplicate is priced as an ordinary memory in case the budget trims its raw
+			// source; a conflict side as a lone memory, and its mark apart.
+			lone, both := *vd, *vd
+			lone.Decision.As, both.Decision.As = model.AsMemory, model.AsConflict
+			loneText := contextLine(lone, req.Provider, raw, names)
+			cost = lineTokens(tk, loneText)
+			if len(vd.Candidate.Memory.ConflictsWith) > 0 {
+				paired = lineTokens(tk, contextLine(both, req.Provider, raw, names)) - cost
+			}
+			if !duplicate {
+				text = contextLine(*vd, req.Provider, raw, names)
+			}
 		case vd.Candidate.Type == model.TypeMessage:
 			m := chatMessage(vd.Candidate)
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
 		case policy.InToolRound(req, vd.Candidate):
-			// Sent as a native call of its round (rounds.render), with its result's message.
-			c := vd.Candidate
-			cost = ToolCallTokens(tk, model.ChatToolCall{ID: roundCallID(c), Name: c.Tool.Name, Arguments: roundArguments(c)}) + tokensPerMessage
+			// Sent as a native call of its round, priced with it (rounds.price).
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
 		default:
 			text = contextLine(*vd, req.Provider, raw, names)
-			cost = tk.Count("\n" + text)
+			cost = lineTokens(tk, text)
 			compactCost = cost
 			if vd.Decision.As == model.AsRecovery {
 				compact := *vd
 				compact.Compact = true
-				compactCost = tk.Count("\n" + contextLine(compact, req.Provider, raw, names))
+				compactCost = lineTokens(tk, contextLine(compact, req.Provider, raw, names))
 			}
 		}
 		j.budgeted = append(j.budgeted, i)
 		j.texts, j.costs, j.compactCosts = append(j.texts, text), append(j.costs, cost), append(j.compactCosts, compactCost)
+		j.paired = append(j.paired, paired)
+		conflicts = conflicts || paired > 0
 	}
+	if !conflicts {
+		j.paired = nil
+	}
+	budgeted := make([]policy.Verdict, len(j.budgeted))
+	for k, i := range j.budgeted {
+		budgeted[k] = verdicts[i]
+	}
+	for k := range budgeted {
+		budgeted[k].Decision.Outcome = policy.OutcomeIncluded
+	}
+	var rs *rounds
+	if req.ToolRounds {
+		rs = &rounds{all: verdicts, provider: req.Provider, raw: raw}
+		j.group, j.alone = rs.price(budgeted, j.texts, j.costs, tk)
+	}
+	j.inBlock = inBlock(budgeted, rs)
 	return j, policyTime, readTime, time.Since(start), nil
 }
 
 // render builds the provider messages: one system message holding the context block, then
 // the window messages in lineage order. It also lists what was included, in that order.
 func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) ([]model.ChatMessage, []model.IncludedItem) {
-	var blocks, window, calls []int
-	var member map[int]int
-	if rs != nil {
-		calls, member = rs.roundMembers(verdicts)
-	}
-	for i := range verdicts {
-		vd := &verdicts[i]
-		_, inRound := member[i]
-		switch {
-		case !vd.Included():
-		case inRound || (vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage):
-			// Sent in its tool round, after the window.
-		case vd.Candidate.Type == model.TypeMessage:
-			window = append(window, i)
-		default:
-			blocks = append(blocks, i)
-		}
-	}
+	blocks, window, calls, member := sections(verdicts, rs)
 	inOrder := func(idx []int, section func(policy.Verdict) int) {
 		sort.SliceStable(idx, func(x, y int) bool {
 			a, b := verdicts[idx[x]], verdicts[idx[y]]
@@ -469,7 +478,12 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		if summary >= 0 {
 			lines[summary] = aggregateLine(aggregated)
 		}
-		msgs = append(msgs, model.ChatMessage{Role: "system", Content: head + "\n" + strings.Join(lines, "\n")})
+		var block strings.Builder
+		block.WriteString(head + "\n")
+		for _, line := range lines {
+			block.WriteString(line + "\n")
+		}
+		msgs = append(msgs, model.ChatMessage{Role: "system", Content: block.String()})
 	}
 	for _, i := range window {
 		msgs = append(msgs, chatMessage(verdicts[i].Candidate))
@@ -479,6 +493,47 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		msgs, included = rs.render(verdicts, texts, calls, member, msgs, included)
 	}
 	return msgs, included
+}
+
+// sections sorts the included records by where the request shows them: in the context
+// block, in the window, or in a tool round (calls, and member: each record of a round by
+// its call's index).
+func sections(verdicts []policy.Verdict, rs *rounds) (blocks, window, calls []int, member map[int]int) {
+	if rs != nil {
+		calls, member = rs.roundMembers(verdicts)
+	}
+	for i := range verdicts {
+		vd := &verdicts[i]
+		_, inRound := member[i]
+		switch {
+		case !vd.Included():
+		case inRound || (vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage):
+			// Sent in its tool round, after the window.
+		case vd.Candidate.Type == model.TypeMessage:
+			window = append(window, i)
+		default:
+			blocks = append(blocks, i)
+		}
+	}
+	return blocks, window, calls, member
+}
+
+// conflictSide says whether an included record is a memory that the budget may show as a
+// side of a conflict or as a lone memory (policy's markConflicts).
+func conflictSide(vd *policy.Verdict) bool {
+	return vd.Included() && vd.Candidate.Type == model.TypeMemory && len(vd.Candidate.Memory.ConflictsWith) > 0 &&
+		(vd.Decision.As == model.AsMemory || vd.Decision.As == model.AsConflict)
+}
+
+// inBlock says which of the budgeted records (each as if included) the context block would
+// show: the others are messages and the records of tool rounds.
+func inBlock(budgeted []policy.Verdict, rs *rounds) []bool {
+	blocks, _, _, _ := sections(budgeted, rs)
+	out := make([]bool, len(budgeted))
+	for _, k := range blocks {
+		out[k] = true
+	}
+	return out
 }
 
 // contextSection orders the context block: runtime state, then unresolved tool state, then

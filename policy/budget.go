@@ -1,26 +1,147 @@
 package policy
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
+
+// Prices are what the budget knows of a request's tokens before it measures one.
+type Prices struct {
+	// Costs[i] is the token cost of verdict i as rendered, Compact[i] that of its compact
+	// form (recovery items). A memory that may be shown as one side of a conflict costs
+	// its form as a lone memory, and Paired[i] more while a side it conflicts with is
+	// included too (nil Paired: no conflicts).
+	Costs, Compact, Paired []int
+	// Group[i] is the tool-round call whose result verdict i is part of (-1: none; nil
+	// Group: no rounds). A call's cost includes the line saying its result is withheld,
+	// Alone[k], which the first part of its result included replaces; each further part
+	// costs the newline that joins it.
+	Group, Alone []int
+	// Fixed is the cost of everything else (per-request and per-message overhead).
+	Fixed int
+	// Head is the cost of the context block's own message and heading, paid once while any
+	// verdict with InBlock set is included (nil InBlock: none is).
+	Head    int
+	InBlock []bool
+}
+
+// tally adds up the estimate of the records included so far.
+type tally struct {
+	p     *Prices
+	used  int
+	block bool
+	// For the verdicts with a paired form: sides are the ones each conflicts with, listers
+	// the ones that list it, in whether it is included.
+	sides, listers map[int][]int
+	in             map[int]bool
+	// parts counts the included parts of each round call's result.
+	parts map[int]int
+}
+
+func newTally(verdicts []Verdict, p *Prices, used int) *tally {
+	t := &tally{p: p, used: used, parts: map[int]int{}}
+	if p.Paired == nil {
+		return t
+	}
+	index := map[string]int{}
+	for i := range verdicts {
+		if p.Paired[i] > 0 {
+			index[verdicts[i].Candidate.ID] = i
+		}
+	}
+	t.sides, t.listers, t.in = map[int][]int{}, map[int][]int{}, map[int]bool{}
+	for i := range verdicts {
+		if p.Paired[i] == 0 {
+			continue
+		}
+		for _, id := range verdicts[i].Candidate.Memory.ConflictsWith {
+			if k, ok := index[id]; ok {
+				t.sides[i] = append(t.sides[i], k)
+				t.listers[k] = append(t.listers[k], i)
+			}
+		}
+	}
+	return t
+}
+
+// cost is what including verdict i adds: its cost, the block's head if it opens the
+// block, and the conflict marks it brings to itself and to the included sides that were
+// lone until then.
+func (t *tally) cost(i int) int {
+	c := t.p.Costs[i]
+	if t.inBlock(i) && !t.block {
+		c += t.p.Head
+	}
+	if t.paired(i) {
+		c += t.p.Paired[i]
+	}
+	for _, k := range t.listers[i] {
+		if t.in[k] && !t.paired(k) {
+			c += t.p.Paired[k]
+		}
+	}
+	if g := t.group(i); g >= 0 {
+		if t.parts[g] == 0 {
+			c -= t.p.Alone[g]
+		} else {
+			c++
+		}
+	}
+	return c
+}
+
+func (t *tally) group(i int) int {
+	if t.p.Group == nil {
+		return -1
+	}
+	return t.p.Group[i]
+}
+
+// paired says whether verdict i, included, is shown as a side of a conflict.
+func (t *tally) paired(i int) bool {
+	for _, k := range t.sides[i] {
+		if t.in[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *tally) add(i int) {
+	t.used += t.cost(i)
+	t.block = t.block || t.inBlock(i)
+	if t.in != nil && t.p.Paired[i] > 0 {
+		t.in[i] = true
+	}
+	if g := t.group(i); g >= 0 {
+		t.parts[g]++
+	}
+}
+
+func (t *tally) inBlock(i int) bool { return t.p.InBlock != nil && t.p.InBlock[i] }
 
 // Fit is the budget stage (DESIGN §4): it fits the judged records into budget tokens and
 // changes their verdicts to say how, in one priority order (higherPriority). Protected
 // recovery state that alone would overflow the budget is compacted, then aggregated
 // (compactRecovery); the other included records fill what is left tier by tier, and the
 // duplicates of raw sources trimmed on the way come back (fill); conflicts are settled
-// among what survived. Since the tokens of lines joined can differ by a token or two from
-// the sum of their costs, measure then renders the verdicts as they stand and counts the
-// whole request, and while that is over the budget the record of lowest priority is left
-// out, or, with only protected records left, recovery shrunk further. costs[i] is the
-// token cost of verdict i as rendered and compactCosts[i] that of its compact form; fixed
-// is the cost of everything else (instructions, per-message overhead). It returns the
-// tokens of the last measure: over the budget only when nothing is left to cut.
-func Fit(verdicts []Verdict, costs, compactCosts []int, fixed, budget int, measure func() int) int {
-	compactRecovery(verdicts, costs, compactCosts, fixed, budget)
-	fill(verdicts, costs, fixed, budget)
+// among what survived. The prices are an estimate of the request (a memory's line grows
+// with its conflict mark, a summary line of aggregated recovery is reserved for, not
+// counted), so measure then renders the verdicts as they stand and counts the whole
+// request: while that is over the budget the record of lowest priority is left out, or,
+// with only protected records left, recovery shrunk further; then the records left out for
+// the budget that the measured room may still hold are tried again (refill). It returns the
+// tokens of the last measure: over the budget only when nothing is left to cut. The
+// shrinking of recovery changes p.Costs.
+func Fit(verdicts []Verdict, p Prices, budget int, measure func() int) int {
+	judged := make([]judgedForm, len(verdicts))
+	for i := range verdicts {
+		judged[i] = judgedForm{decision: verdicts[i].Decision, tier: verdicts[i].Tier}
+	}
+	compactRecovery(verdicts, &p, budget)
+	fill(verdicts, &p, budget)
 	assembled := measure()
 	for assembled > budget {
 		if i := lowestPriority(verdicts); i >= 0 {
@@ -28,12 +149,101 @@ func Fit(verdicts []Verdict, costs, compactCosts []int, fixed, budget int, measu
 			vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
 			vd.Tier = tierNone
 			markConflicts(verdicts)
-		} else if _, changed := shrinkRecovery(verdicts, costs, compactCosts, assembled-budget); !changed {
+		} else if _, changed := shrinkRecovery(verdicts, p.Costs, p.Compact, assembled-budget); !changed {
 			break
 		}
 		assembled = measure()
 	}
+	if assembled <= budget {
+		assembled = refill(verdicts, judged, &p, budget, assembled, measure)
+	}
 	return assembled
+}
+
+// judgedForm is how the judge left a verdict, before the budget changed it.
+type judgedForm struct {
+	decision model.Decision
+	tier     int
+}
+
+// refill gives back, in priority order, the records the budget left out that the measured
+// room holds: the estimate that left them out can run high (a trimmed record's line, an
+// aggregated summary), and a record that fits must not be lost to it. A record is tried
+// when its price fits the room, and kept when the request, measured, stays within the
+// budget; the window stays contiguous, so once a turn does not fit, no older one is tried.
+// A raw body given back takes the place of the duplicates revived for it. It returns the
+// tokens of the last measure of what it kept.
+func refill(verdicts []Verdict, judged []judgedForm, p *Prices, budget, assembled int, measure func() int) int {
+	var trimmed []int
+	t := newTally(verdicts, p, 0)
+	for i := range verdicts {
+		vd := &verdicts[i]
+		switch {
+		case vd.Included():
+			t.add(i)
+		case vd.Decision.Reason == model.ReasonBudget && judged[i].decision.Outcome == OutcomeIncluded:
+			trimmed = append(trimmed, i)
+		}
+	}
+	if len(trimmed) == 0 {
+		return assembled
+	}
+	// Order them as the judge tiered them.
+	tiered := func(i int) Verdict { vd := verdicts[i]; vd.Tier = judged[i].tier; return vd }
+	sort.SliceStable(trimmed, func(x, y int) bool {
+		a, b := tiered(trimmed[x]), tiered(trimmed[y])
+		return higherPriority(&a, &b)
+	})
+	windowClosed := false
+	for _, i := range trimmed {
+		window := judged[i].tier == TierWindow
+		if window && windowClosed {
+			continue
+		}
+		if t.cost(i) > budget-assembled {
+			windowClosed = windowClosed || window
+			continue
+		}
+		undo := giveBack(verdicts, judged, i)
+		if n := measure(); n <= budget {
+			assembled = n
+			t.add(i)
+			continue
+		}
+		for _, u := range undo {
+			verdicts[u.i].Decision, verdicts[u.i].Tier = u.decision, u.tier
+		}
+		markConflicts(verdicts)
+		windowClosed = windowClosed || window
+		assembled = measure()
+	}
+	return assembled
+}
+
+// undoStep is a verdict's decision and tier before giveBack changed them.
+type undoStep struct {
+	i int
+	judgedForm
+}
+
+// giveBack includes verdict i again as the judge included it; when it is a raw body, the
+// memories revived as its duplicates are left out again as duplicates. It returns what it
+// changed, to undo.
+func giveBack(verdicts []Verdict, judged []judgedForm, i int) []undoStep {
+	undo := []undoStep{{i, judgedForm{verdicts[i].Decision, verdicts[i].Tier}}}
+	verdicts[i].Decision, verdicts[i].Tier = judged[i].decision, judged[i].tier
+	if judged[i].decision.As == model.AsRaw {
+		id := verdicts[i].Candidate.ID
+		for k := range verdicts {
+			vd := &verdicts[k]
+			if vd.RawDuplicate && vd.Included() && slices.Contains(vd.Candidate.Memory.LiveSourceIDs, id) {
+				undo = append(undo, undoStep{k, judgedForm{vd.Decision, vd.Tier}})
+				vd.Decision, vd.Tier = judged[k].decision, judged[k].tier
+			}
+		}
+	}
+	markConflicts(verdicts)
+	return undo
 }
 
 // fill fits the included records into the token budget in priority order: protected
@@ -41,9 +251,9 @@ func Fit(verdicts []Verdict, costs, compactCosts []int, fixed, budget int, measu
 // window, newest first and without gaps; then exact evidence, the run's checkpoint and
 // skills; then memories ranked by relevance to the current user message, recency and
 // confidence. Records that do not fit are turned into `budget` omissions. It returns the
-// tokens used by its own estimate (the sum of costs).
-func fill(verdicts []Verdict, costs []int, fixed, budget int) int {
-	used := fixed
+// tokens used by its own estimate.
+func fill(verdicts []Verdict, p *Prices, budget int) int {
+	t := newTally(verdicts, p, p.Fixed)
 	var rest []int
 	for i := range verdicts {
 		vd := &verdicts[i]
@@ -51,7 +261,7 @@ func fill(verdicts []Verdict, costs []int, fixed, budget int) int {
 			continue
 		}
 		if vd.Protected {
-			used += costs[i]
+			t.add(i)
 			continue
 		}
 		rest = append(rest, i)
@@ -60,28 +270,28 @@ func fill(verdicts []Verdict, costs []int, fixed, budget int) int {
 	windowClosed := false
 	for _, i := range rest {
 		vd := &verdicts[i]
-		fits := used+costs[i] <= budget
+		fits := t.used+t.cost(i) <= budget
 		if vd.Tier == TierWindow {
 			// The window stays contiguous: once an older turn does not fit, none before it goes in.
 			fits = fits && !windowClosed
 			windowClosed = windowClosed || !fits
 		}
 		if fits {
-			used += costs[i]
+			t.add(i)
 			continue
 		}
 		vd.Decision = omit(vd.Candidate, model.PolicyBudget, budgetRules[vd.Tier], model.ReasonBudget)
 		vd.Tier = tierNone
 	}
-	used = reviveDuplicates(verdicts, costs, used, budget)
+	reviveDuplicates(verdicts, t, budget)
 	markConflicts(verdicts)
-	return used
+	return t.used
 }
 
 // reviveDuplicates brings back, within the budget, the memories left out as duplicates of
 // raw sources that the budget then trimmed: the fact must not vanish with its evidence.
-// costs of such memories must be given as their ordinary memory form.
-func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
+// Their prices must be given as their ordinary memory form.
+func reviveDuplicates(verdicts []Verdict, t *tally, budget int) {
 	raw := map[string]bool{}
 	for i := range verdicts {
 		vd := &verdicts[i]
@@ -99,15 +309,14 @@ func reviveDuplicates(verdicts []Verdict, costs []int, used, budget int) int {
 	sort.SliceStable(revived, func(x, y int) bool { return higherPriority(&verdicts[revived[x]], &verdicts[revived[y]]) })
 	for _, i := range revived {
 		vd := &verdicts[i]
-		if costs[i] > 0 && used+costs[i] <= budget {
-			used += costs[i]
+		if t.p.Costs[i] > 0 && t.used+t.cost(i) <= budget {
+			t.add(i)
 			vd.Decision = include(vd.Candidate, model.PolicyMemory, RuleMemoryCurrent.And(RuleRawSourceTrimmed), model.AsMemory, "")
 			vd.Tier = TierMemory
 			continue
 		}
 		vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetMemories, model.ReasonBudget)
 	}
-	return used
 }
 
 // higherPriority orders unprotected records for the budget: a before b when the budget
@@ -168,18 +377,18 @@ const AggregateReserve = 80
 // overflow it: recovery is never omitted, but shrinkRecovery compacts and then aggregates
 // the oldest items until the protected records fit. It returns the protected records' total
 // cost.
-func compactRecovery(verdicts []Verdict, costs, compactCosts []int, fixed, budget int) int {
-	protected := fixed
+func compactRecovery(verdicts []Verdict, p *Prices, budget int) int {
+	t := newTally(verdicts, p, p.Fixed)
 	for i := range verdicts {
 		if vd := &verdicts[i]; vd.Included() && vd.Protected {
-			protected += costs[i]
+			t.add(i)
 		}
 	}
-	if protected > budget {
-		saved, _ := shrinkRecovery(verdicts, costs, compactCosts, protected-budget)
-		protected -= saved
+	if t.used > budget {
+		saved, _ := shrinkRecovery(verdicts, p.Costs, p.Compact, t.used-budget)
+		t.used -= saved
 	}
-	return protected
+	return t.used
 }
 
 // shrinkRecovery frees at least over tokens of included recovery items, or as many as it
@@ -241,3 +450,4 @@ func shrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (sa
 	}
 	return saved, changed
 }
+

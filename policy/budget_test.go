@@ -215,7 +215,7 @@ func TestFit(t *testing.T) {
 			for i, it := range tc.items {
 				vds[i], costs[i] = it.verdict(), it.cost
 			}
-			used := fill(vds, costs, tc.fixed, tc.budget)
+			used := fill(vds, &Prices{Costs: costs, Fixed: tc.fixed}, tc.budget)
 			if used != tc.wantUsed {
 				t.Errorf("got %d tokens used, want %d", used, tc.wantUsed)
 			}
@@ -273,7 +273,7 @@ func TestFitTrimsInTheOrderItFills(t *testing.T) {
 				}
 				return n
 			}
-			if got, want := Fit(vds, costs, costs, 0, budget, measure), budget-10+1; got != want {
+			if got, want := Fit(vds, Prices{Costs: costs, Compact: costs}, budget, measure), budget-10+1; got != want {
 				t.Errorf("got %d tokens, want %d", got, want)
 			}
 			for _, vd := range vds {
@@ -292,7 +292,7 @@ func TestFitTrimsInTheOrderItFills(t *testing.T) {
 func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
 	c := model.Candidate{Type: model.TypeMemory, ID: "old"}
 	vds := []Verdict{{Candidate: &c, Decision: omit(&c, model.PolicySupersession, RuleReplacedByEligible, model.ReasonSuperseded), Tier: tierNone}}
-	used := fill(vds, []int{1000}, 3, 10)
+	used := fill(vds, &Prices{Costs: []int{1000}, Fixed: 3}, 10)
 	if used != 3 {
 		t.Errorf("got %d tokens used, want %d (an omitted record costs nothing)", used, 3)
 	}
@@ -309,7 +309,7 @@ func judgeAndFit(t *testing.T, req Request, cands []model.Candidate, cost map[st
 	for i, vd := range vds {
 		costs[i] = cost[vd.Candidate.ID]
 	}
-	fill(vds, costs, 0, budget)
+	fill(vds, &Prices{Costs: costs}, budget)
 	out := map[string]model.Decision{}
 	for _, vd := range vds {
 		out[vd.Candidate.ID] = vd.Decision
@@ -390,7 +390,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			vs := []Verdict{mk("c3", 3), mk("c1", 1), mk("c2", 2)}
 			costs := []int{100, 100, 100}
 			compact := []int{20, 20, 20}
-			total := compactRecovery(vs, costs, compact, 10, tc.budget)
+			total := compactRecovery(vs, &Prices{Costs: costs, Compact: compact, Fixed: 10}, tc.budget)
 			if total != tc.wantTotal {
 				t.Errorf("got total %d, want %d", total, tc.wantTotal)
 			}
@@ -412,7 +412,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 		vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
 		costs, compact = append(costs, 100), append(compact, 30)
 	}
-	if total := compactRecovery(vs, costs, compact, 10, 250); total != 10+5*30+AggregateReserve {
+	if total := compactRecovery(vs, &Prices{Costs: costs, Compact: compact, Fixed: 10}, 250); total != 10+5*30+AggregateReserve {
 		t.Errorf("got total %d, want %d", total, 10+5*30+AggregateReserve)
 	}
 	for i, vd := range vs {
@@ -436,7 +436,7 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			vs = append(vs, mk(fmt.Sprintf("c%02d", i), int64(i)))
 			costs, compact = append(costs, 100), append(compact, 30)
 		}
-		compactRecovery(vs, costs, compact, 10, tc.budget)
+		compactRecovery(vs, &Prices{Costs: costs, Compact: compact, Fixed: 10}, tc.budget)
 		aggregated := 0
 		for _, vd := range vs[1:] {
 			if vd.Aggregated {
@@ -447,5 +447,117 @@ func TestCompactRecoveryKeepsEveryOpenCallWithinTheBudget(t *testing.T) {
 			t.Errorf("budget %d: %d others aggregated, the stiff call aggregated %v compact %v; want %d, %v, not compact",
 				tc.budget, aggregated, vs[0].Aggregated, vs[0].Compact, tc.wantAggregated, tc.wantStiffAggregated)
 		}
+	}
+}
+
+// TestFitGivesBackWhatTheMeasureHolds: the prices run high (the request, measured, counts
+// five tokens less than their sum), so fill leaves out records the budget holds; refill
+// gives them back in priority order while the measured request stays within the budget,
+// keeps the window contiguous, and leaves out what does not fit.
+func TestFitGivesBackWhatTheMeasureHolds(t *testing.T) {
+	items := []fitItem{
+		{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10},
+		{id: "w8", tier: TierWindow, seq: 8, cost: 10},
+		{id: "w7", tier: TierWindow, seq: 7, cost: 30},
+		{id: "w6", tier: TierWindow, seq: 6, cost: 4},
+		{id: "m-big", tier: TierMemory, seq: 3, relevance: 2, cost: 9},
+		{id: "m-small", tier: TierMemory, seq: 2, relevance: 1, cost: 4},
+	}
+	vds := make([]Verdict, len(items))
+	costs := make([]int, len(items))
+	for i, it := range items {
+		vds[i], costs[i] = it.verdict(), it.cost
+	}
+	measures := 0
+	measure := func() int {
+		measures++
+		n := -5
+		for i := range vds {
+			if vds[i].Included() {
+				n += costs[i]
+			}
+		}
+		return n
+	}
+	// Estimated: now and w8 20, w7 (30) does not fit and closes the window, m-big would make
+	// 29, m-small makes 24. Measured, that is 19: m-big (9) is tried again and, measured,
+	// makes 28; w7 is over the room, and w6 is behind it.
+	got := Fit(vds, Prices{Costs: costs, Compact: costs}, 28, measure)
+	want := map[string]bool{"now": true, "w8": true, "w7": false, "w6": false, "m-big": true, "m-small": true}
+	for _, vd := range vds {
+		if vd.Included() != want[vd.Candidate.ID] {
+			t.Errorf("%s: got included %v, want %v (%s)", vd.Candidate.ID, vd.Included(), want[vd.Candidate.ID], vd.Decision.Rule)
+		}
+	}
+	if got != 28 {
+		t.Errorf("got %d tokens, want 28", got)
+	}
+	if vds[4].Decision.Rule != "test.included" {
+		t.Errorf("m-big given back with rule %q, want its judged rule", vds[4].Decision.Rule)
+	}
+	// One measure after fill, one for m-big.
+	if measures != 2 {
+		t.Errorf("got %d measures, want 2", measures)
+	}
+}
+
+// TestFitPricesWhatRecordsBringAlong: the context block's head is paid once, by the first
+// record shown in it; a memory shown as a side of a conflict pays its mark only while
+// another side is in, and brings the mark to that side too; the first part of a tool
+// round's result takes the place of the line saying it is withheld.
+func TestFitPricesWhatRecordsBringAlong(t *testing.T) {
+	cases := []struct {
+		name    string
+		items   []fitItem
+		prices  func(p *Prices)
+		budget  int
+		want    []bool
+		wantEst int
+	}{
+		{"the head once", []fitItem{
+			{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10},
+			{id: "m1", tier: TierMemory, seq: 2, relevance: 2, cost: 5},
+			{id: "m2", tier: TierMemory, seq: 1, relevance: 1, cost: 5},
+		}, func(p *Prices) { p.Head, p.InBlock = 20, []bool{false, true, true} }, 40, []bool{true, true, true}, 40},
+		{"no head without a block line", []fitItem{
+			{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10},
+			{id: "w", tier: TierWindow, seq: 8, cost: 15},
+			{id: "m1", tier: TierMemory, seq: 2, cost: 5},
+		}, func(p *Prices) { p.Head, p.InBlock = 20, []bool{false, false, true} }, 40, []bool{true, true, false}, 25},
+		{"both sides of a conflict", []fitItem{
+			{id: "a", tier: TierMemory, seq: 2, relevance: 2, cost: 10},
+			{id: "b", tier: TierMemory, seq: 1, relevance: 1, cost: 10},
+		}, func(p *Prices) { p.Paired = []int{3, 3} }, 26, []bool{true, true}, 26},
+		{"one side alone", []fitItem{
+			{id: "a", tier: TierMemory, seq: 2, relevance: 2, cost: 10},
+			{id: "b", tier: TierMemory, seq: 1, relevance: 1, cost: 10},
+		}, func(p *Prices) { p.Paired = []int{3, 3} }, 25, []bool{true, false}, 10},
+		{"a result in place of its withheld line", []fitItem{
+			{id: "call", tier: TierProtected, protected: true, seq: 1, cost: 50},
+			{id: "result", tier: TierEvidence, seq: 2, cost: 15},
+			{id: "note", tier: TierMemory, seq: 3, cost: 4},
+		}, func(p *Prices) { p.Group, p.Alone = []int{-1, 0, 0}, []int{20, 0, 0} }, 50, []bool{true, true, true}, 50},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vds := make([]Verdict, len(tc.items))
+			p := Prices{Costs: make([]int, len(tc.items))}
+			for i, it := range tc.items {
+				vds[i], p.Costs[i] = it.verdict(), it.cost
+			}
+			if len(tc.items) == 2 {
+				vds[0].Candidate.Memory.ConflictsWith = []string{"b"}
+				vds[1].Candidate.Memory.ConflictsWith = []string{"a"}
+			}
+			tc.prices(&p)
+			if got := fill(vds, &p, tc.budget); got != tc.wantEst {
+				t.Errorf("got an estimate of %d, want %d", got, tc.wantEst)
+			}
+			for i, vd := range vds {
+				if vd.Included() != tc.want[i] {
+					t.Errorf("%s: got included %v, want %v", vd.Candidate.ID, vd.Included(), tc.want[i])
+				}
+			}
+		})
 	}
 }
