@@ -30,6 +30,7 @@ type judgement struct {
 	costs, compactCosts []int
 	// paired, group, alone and inBlock are the rest of their prices (policy.Prices).
 	paired, group, alone []int
+	conflicts            *policy.Conflicts
 	inBlock              []bool
 	settled             []model.Decision
 	settledOmitted      map[string]int

@@ -181,11 +181,12 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	// The judgement is shared: the budget works on a draft.
 	start = time.Now()
 	d := newDraft(j, req, snap.ParticipantNames, tk)
-	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Group: j.group, Alone: j.alone, Fixed: ReplyPriming,
+	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone, Fixed: ReplyPriming,
 		Head: MessageTokens(tk, "system", d.head+"\n", ""), InBlock: j.inBlock}
 	prepared := time.Since(start)
 	start = time.Now()
-	assembled := policy.Fit(d.verdicts, prices, req.TokenBudget, d.measure)
+	judged := func(k int) *policy.Verdict { return &j.verdicts[j.budgeted[k]] }
+	assembled := policy.Fit(d.verdicts, judged, prices, req.TokenBudget, d.measure)
 	fitTime := time.Since(start) - d.took
 	t.Policy += ms(fitTime)
 	t.Serialize += ms(prepared + d.took)
@@ -428,6 +429,9 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		j.group, j.alone = rs.price(budgeted, j.texts, j.costs, tk)
 	}
 	j.inBlock = inBlock(budgeted, rs)
+	if j.paired != nil {
+		j.conflicts = policy.NewConflicts(budgeted, j.paired)
+	}
 	return j, policyTime, readTime, time.Since(start), nil
 }
 
@@ -478,10 +482,17 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		if summary >= 0 {
 			lines[summary] = aggregateLine(aggregated)
 		}
-		var block strings.Builder
-		block.WriteString(head + "\n")
+		size := len(head) + 1
 		for _, line := range lines {
-			block.WriteString(line + "\n")
+			size += len(line) + 1
+		}
+		var block strings.Builder
+		block.Grow(size)
+		block.WriteString(head)
+		block.WriteByte('\n')
+		for _, line := range lines {
+			block.WriteString(line)
+			block.WriteByte('\n')
 		}
 		msgs = append(msgs, model.ChatMessage{Role: "system", Content: block.String()})
 	}

@@ -12,8 +12,9 @@ type Prices struct {
 	// Costs[i] is the token cost of verdict i as rendered, Compact[i] that of its compact
 	// form (recovery items). A memory that may be shown as one side of a conflict costs
 	// its form as a lone memory, and Paired[i] more while a side it conflicts with is
-	// included too (nil Paired: no conflicts).
+	// included too (Conflicts; nil: no conflicts).
 	Costs, Compact, Paired []int
+	Conflicts              *Conflicts
 	// Group[i] is the tool-round call whose result verdict i is part of (-1: none; nil
 	// Group: no rounds). A call's cost includes the line saying its result is withheld,
 	// Alone[k], which the first part of its result included replaces; each further part
@@ -27,41 +28,54 @@ type Prices struct {
 	InBlock []bool
 }
 
+// Conflicts indexes the conflicts among verdicts that have a paired price: the ones each
+// lists (sides) and the ones that list it (listers). It depends only on the judgement, so
+// it is made once for every fit of it.
+type Conflicts struct {
+	sides, listers map[int][]int
+}
+
+// NewConflicts indexes the conflicts among the verdicts with paired[i] > 0.
+func NewConflicts(verdicts []Verdict, paired []int) *Conflicts {
+	index := map[string]int{}
+	for i := range verdicts {
+		if paired[i] > 0 {
+			index[verdicts[i].Candidate.ID] = i
+		}
+	}
+	c := &Conflicts{sides: map[int][]int{}, listers: map[int][]int{}}
+	for i := range verdicts {
+		if paired[i] == 0 {
+			continue
+		}
+		for _, id := range verdicts[i].Candidate.Memory.ConflictsWith {
+			if k, ok := index[id]; ok {
+				c.sides[i] = append(c.sides[i], k)
+				c.listers[k] = append(c.listers[k], i)
+			}
+		}
+	}
+	return c
+}
+
 // tally adds up the estimate of the records included so far.
 type tally struct {
 	p     *Prices
 	used  int
 	block bool
-	// For the verdicts with a paired form: sides are the ones each conflicts with, listers
-	// the ones that list it, in whether it is included.
-	sides, listers map[int][]int
-	in             map[int]bool
-	// parts counts the included parts of each round call's result.
+	// in says which verdicts with a paired price are included, parts counts the included
+	// parts of each round call's result.
+	in    []bool
 	parts map[int]int
 }
 
 func newTally(verdicts []Verdict, p *Prices, used int) *tally {
-	t := &tally{p: p, used: used, parts: map[int]int{}}
-	if p.Paired == nil {
-		return t
+	t := &tally{p: p, used: used}
+	if p.Conflicts != nil {
+		t.in = make([]bool, len(verdicts))
 	}
-	index := map[string]int{}
-	for i := range verdicts {
-		if p.Paired[i] > 0 {
-			index[verdicts[i].Candidate.ID] = i
-		}
-	}
-	t.sides, t.listers, t.in = map[int][]int{}, map[int][]int{}, map[int]bool{}
-	for i := range verdicts {
-		if p.Paired[i] == 0 {
-			continue
-		}
-		for _, id := range verdicts[i].Candidate.Memory.ConflictsWith {
-			if k, ok := index[id]; ok {
-				t.sides[i] = append(t.sides[i], k)
-				t.listers[k] = append(t.listers[k], i)
-			}
-		}
+	if p.Group != nil {
+		t.parts = map[int]int{}
 	}
 	return t
 }
@@ -74,12 +88,14 @@ func (t *tally) cost(i int) int {
 	if t.inBlock(i) && !t.block {
 		c += t.p.Head
 	}
-	if t.paired(i) {
-		c += t.p.Paired[i]
-	}
-	for _, k := range t.listers[i] {
-		if t.in[k] && !t.paired(k) {
-			c += t.p.Paired[k]
+	if t.in != nil {
+		if t.paired(i) {
+			c += t.p.Paired[i]
+		}
+		for _, k := range t.p.Conflicts.listers[i] {
+			if t.in[k] && !t.paired(k) {
+				c += t.p.Paired[k]
+			}
 		}
 	}
 	if g := t.group(i); g >= 0 {
@@ -92,16 +108,19 @@ func (t *tally) cost(i int) int {
 	return c
 }
 
-func (t *tally) group(i int) int {
-	if t.p.Group == nil {
+func (t *tally) group(i int) int { return t.p.group(i) }
+
+// group is the round call whose result verdict i is part of, or -1.
+func (p *Prices) group(i int) int {
+	if p.Group == nil {
 		return -1
 	}
-	return t.p.Group[i]
+	return p.Group[i]
 }
 
 // paired says whether verdict i, included, is shown as a side of a conflict.
 func (t *tally) paired(i int) bool {
-	for _, k := range t.sides[i] {
+	for _, k := range t.p.Conflicts.sides[i] {
 		if t.in[k] {
 			return true
 		}
@@ -112,7 +131,7 @@ func (t *tally) paired(i int) bool {
 func (t *tally) add(i int) {
 	t.used += t.cost(i)
 	t.block = t.block || t.inBlock(i)
-	if t.in != nil && t.p.Paired[i] > 0 {
+	if t.in != nil {
 		t.in[i] = true
 	}
 	if g := t.group(i); g >= 0 {
@@ -132,20 +151,18 @@ func (t *tally) inBlock(i int) bool { return t.p.InBlock != nil && t.p.InBlock[i
 // counted), so measure then renders the verdicts as they stand and counts the whole
 // request: while that is over the budget the record of lowest priority is left out, or,
 // with only protected records left, recovery shrunk further; then the records left out for
-// the budget that the measured room may still hold are tried again (refill). It returns the
-// tokens of the last measure: over the budget only when nothing is left to cut. The
-// shrinking of recovery changes p.Costs.
-func Fit(verdicts []Verdict, p Prices, budget int, measure func() int) int {
-	judged := make([]judgedForm, len(verdicts))
-	for i := range verdicts {
-		judged[i] = judgedForm{decision: verdicts[i].Decision, tier: verdicts[i].Tier}
-	}
+// the budget that the measured room may still hold are given back as judged(i) says the
+// judge had them (refill). It returns the tokens of the last measure: over the budget only
+// when nothing is left to cut. The shrinking of recovery changes p.Costs.
+func Fit(verdicts []Verdict, judged func(i int) *Verdict, p Prices, budget int, measure func() int) int {
+	var trims []int
 	compactRecovery(verdicts, &p, budget)
-	fill(verdicts, &p, budget)
+	fill(verdicts, &p, budget, &trims)
 	assembled := measure()
 	for assembled > budget {
 		if i := lowestPriority(verdicts); i >= 0 {
 			vd := &verdicts[i]
+			trims = append(trims, i)
 			vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
 			vd.Tier = tierNone
 			markConflicts(verdicts)
@@ -155,13 +172,14 @@ func Fit(verdicts []Verdict, p Prices, budget int, measure func() int) int {
 		assembled = measure()
 	}
 	if assembled <= budget {
-		assembled = refill(verdicts, judged, &p, budget, assembled, measure)
+		assembled = refill(verdicts, judged, trims, &p, budget, assembled, measure)
 	}
 	return assembled
 }
 
-// judgedForm is how the judge left a verdict, before the budget changed it.
-type judgedForm struct {
+// undoStep is a verdict's decision and tier before giveBack changed them.
+type undoStep struct {
+	i        int
 	decision model.Decision
 	tier     int
 }
@@ -173,30 +191,36 @@ type judgedForm struct {
 // budget; the window stays contiguous, so once a turn does not fit, no older one is tried.
 // A raw body given back takes the place of the duplicates revived for it. It returns the
 // tokens of the last measure of what it kept.
-func refill(verdicts []Verdict, judged []judgedForm, p *Prices, budget, assembled int, measure func() int) int {
-	var trimmed []int
-	t := newTally(verdicts, p, 0)
-	for i := range verdicts {
-		vd := &verdicts[i]
-		switch {
-		case vd.Included():
-			t.add(i)
-		case vd.Decision.Reason == model.ReasonBudget && judged[i].decision.Outcome == OutcomeIncluded:
-			trimmed = append(trimmed, i)
+func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Prices, budget, assembled int, measure func() int) int {
+	// Only a record whose price can come within the room is tried (a round's result can
+	// cost less than its price by the withheld line it replaces); the window's are all
+	// kept, so that it stays contiguous.
+	room := budget - assembled
+	candidates := trims[:0]
+	for _, i := range trims {
+		least := p.Costs[i]
+		if g := p.group(i); g >= 0 {
+			least -= p.Alone[g]
+		}
+		if least <= room || judged(i).Tier == TierWindow {
+			candidates = append(candidates, i)
 		}
 	}
-	if len(trimmed) == 0 {
+	if len(candidates) == 0 {
 		return assembled
 	}
-	// Order them as the judge tiered them.
-	tiered := func(i int) Verdict { vd := verdicts[i]; vd.Tier = judged[i].tier; return vd }
-	sort.SliceStable(trimmed, func(x, y int) bool {
-		a, b := tiered(trimmed[x]), tiered(trimmed[y])
-		return higherPriority(&a, &b)
-	})
+	t := newTally(verdicts, p, 0)
+	for i := range verdicts {
+		if verdicts[i].Included() {
+			t.add(i)
+		}
+	}
+	trims = candidates
+	// In priority order, as the judge tiered them.
+	sort.SliceStable(trims, func(x, y int) bool { return higherPriority(judged(trims[x]), judged(trims[y])) })
 	windowClosed := false
-	for _, i := range trimmed {
-		window := judged[i].tier == TierWindow
+	for _, i := range trims {
+		window := judged(i).Tier == TierWindow
 		if window && windowClosed {
 			continue
 		}
@@ -204,7 +228,7 @@ func refill(verdicts []Verdict, judged []judgedForm, p *Prices, budget, assemble
 			windowClosed = windowClosed || window
 			continue
 		}
-		undo := giveBack(verdicts, judged, i)
+		undo := giveBack(verdicts, judged(i), i)
 		if n := measure(); n <= budget {
 			assembled = n
 			t.add(i)
@@ -220,25 +244,27 @@ func refill(verdicts []Verdict, judged []judgedForm, p *Prices, budget, assemble
 	return assembled
 }
 
-// undoStep is a verdict's decision and tier before giveBack changed them.
-type undoStep struct {
-	i int
-	judgedForm
-}
-
 // giveBack includes verdict i again as the judge included it; when it is a raw body, the
-// memories revived as its duplicates are left out again as duplicates. It returns what it
-// changed, to undo.
-func giveBack(verdicts []Verdict, judged []judgedForm, i int) []undoStep {
-	undo := []undoStep{{i, judgedForm{verdicts[i].Decision, verdicts[i].Tier}}}
-	verdicts[i].Decision, verdicts[i].Tier = judged[i].decision, judged[i].tier
-	if judged[i].decision.As == model.AsRaw {
+// memories revived as its duplicates are left out again as duplicates (their form before
+// the budget). It returns what it changed, to undo.
+func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
+	undo := []undoStep{{i, verdicts[i].Decision, verdicts[i].Tier}}
+	verdicts[i].Decision, verdicts[i].Tier = judged.Decision, judged.Tier
+	if judged.Decision.As == model.AsRaw {
 		id := verdicts[i].Candidate.ID
+		raw := map[string]bool{}
+		for k := range verdicts {
+			if vd := &verdicts[k]; vd.Included() && vd.Decision.As == model.AsRaw {
+				raw[vd.Candidate.ID] = true
+			}
+		}
 		for k := range verdicts {
 			vd := &verdicts[k]
-			if vd.RawDuplicate && vd.Included() && slices.Contains(vd.Candidate.Memory.LiveSourceIDs, id) {
-				undo = append(undo, undoStep{k, judgedForm{vd.Decision, vd.Tier}})
-				vd.Decision, vd.Tier = judged[k].decision, judged[k].tier
+			sources := vd.Candidate.Memory.LiveSourceIDs
+			if vd.RawDuplicate && vd.Included() && slices.Contains(sources, id) && allIn(sources, raw) {
+				undo = append(undo, undoStep{k, vd.Decision, vd.Tier})
+				vd.Decision = omit(vd.Candidate, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate)
+				vd.Tier = tierNone
 			}
 		}
 	}
@@ -252,7 +278,7 @@ func giveBack(verdicts []Verdict, judged []judgedForm, i int) []undoStep {
 // skills; then memories ranked by relevance to the current user message, recency and
 // confidence. Records that do not fit are turned into `budget` omissions. It returns the
 // tokens used by its own estimate.
-func fill(verdicts []Verdict, p *Prices, budget int) int {
+func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 	t := newTally(verdicts, p, p.Fixed)
 	var rest []int
 	for i := range verdicts {
@@ -279,6 +305,9 @@ func fill(verdicts []Verdict, p *Prices, budget int) int {
 		if fits {
 			t.add(i)
 			continue
+		}
+		if trims != nil {
+			*trims = append(*trims, i)
 		}
 		vd.Decision = omit(vd.Candidate, model.PolicyBudget, budgetRules[vd.Tier], model.ReasonBudget)
 		vd.Tier = tierNone

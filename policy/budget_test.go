@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -215,7 +216,7 @@ func TestFit(t *testing.T) {
 			for i, it := range tc.items {
 				vds[i], costs[i] = it.verdict(), it.cost
 			}
-			used := fill(vds, &Prices{Costs: costs, Fixed: tc.fixed}, tc.budget)
+			used := fill(vds, &Prices{Costs: costs, Fixed: tc.fixed}, tc.budget, nil)
 			if used != tc.wantUsed {
 				t.Errorf("got %d tokens used, want %d", used, tc.wantUsed)
 			}
@@ -273,7 +274,7 @@ func TestFitTrimsInTheOrderItFills(t *testing.T) {
 				}
 				return n
 			}
-			if got, want := Fit(vds, Prices{Costs: costs, Compact: costs}, budget, measure), budget-10+1; got != want {
+			if got, want := Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: costs}, budget, measure), budget-10+1; got != want {
 				t.Errorf("got %d tokens, want %d", got, want)
 			}
 			for _, vd := range vds {
@@ -292,7 +293,7 @@ func TestFitTrimsInTheOrderItFills(t *testing.T) {
 func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
 	c := model.Candidate{Type: model.TypeMemory, ID: "old"}
 	vds := []Verdict{{Candidate: &c, Decision: omit(&c, model.PolicySupersession, RuleReplacedByEligible, model.ReasonSuperseded), Tier: tierNone}}
-	used := fill(vds, &Prices{Costs: []int{1000}, Fixed: 3}, 10)
+	used := fill(vds, &Prices{Costs: []int{1000}, Fixed: 3}, 10, nil)
 	if used != 3 {
 		t.Errorf("got %d tokens used, want %d (an omitted record costs nothing)", used, 3)
 	}
@@ -309,7 +310,7 @@ func judgeAndFit(t *testing.T, req Request, cands []model.Candidate, cost map[st
 	for i, vd := range vds {
 		costs[i] = cost[vd.Candidate.ID]
 	}
-	fill(vds, &Prices{Costs: costs}, budget)
+	fill(vds, &Prices{Costs: costs}, budget, nil)
 	out := map[string]model.Decision{}
 	for _, vd := range vds {
 		out[vd.Candidate.ID] = vd.Decision
@@ -482,7 +483,7 @@ func TestFitGivesBackWhatTheMeasureHolds(t *testing.T) {
 	// Estimated: now and w8 20, w7 (30) does not fit and closes the window, m-big would make
 	// 29, m-small makes 24. Measured, that is 19: m-big (9) is tried again and, measured,
 	// makes 28; w7 is over the room, and w6 is behind it.
-	got := Fit(vds, Prices{Costs: costs, Compact: costs}, 28, measure)
+	got := Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: costs}, 28, measure)
 	want := map[string]bool{"now": true, "w8": true, "w7": false, "w6": false, "m-big": true, "m-small": true}
 	for _, vd := range vds {
 		if vd.Included() != want[vd.Candidate.ID] {
@@ -550,7 +551,10 @@ func TestFitPricesWhatRecordsBringAlong(t *testing.T) {
 				vds[1].Candidate.Memory.ConflictsWith = []string{"a"}
 			}
 			tc.prices(&p)
-			if got := fill(vds, &p, tc.budget); got != tc.wantEst {
+			if p.Paired != nil {
+				p.Conflicts = NewConflicts(vds, p.Paired)
+			}
+			if got := fill(vds, &p, tc.budget, nil); got != tc.wantEst {
 				t.Errorf("got an estimate of %d, want %d", got, tc.wantEst)
 			}
 			for i, vd := range vds {
@@ -560,4 +564,10 @@ func TestFitPricesWhatRecordsBringAlong(t *testing.T) {
 			}
 		})
 	}
+}
+
+// judgedAs keeps the verdicts as judged, for Fit to give back what it trims.
+func judgedAs(vds []Verdict) func(int) *Verdict {
+	judged := slices.Clone(vds)
+	return func(i int) *Verdict { return &judged[i] }
 }
