@@ -32,8 +32,8 @@ type judgement struct {
 	paired, group, alone []int
 	conflicts            *policy.Conflicts
 	inBlock              []bool
-	settled             []model.Decision
-	settledOmitted      map[string]int
+	settled              []model.Decision
+	settledOmitted       map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
 	// (zero: any).
 	validFrom, validUntil time.Time

@@ -112,10 +112,11 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 // costs its part of the assistant message (the message itself with the first call of its
 // round), its result message and the line saying why its result is withheld, alone[k],
 // which the first record of its result that the budget keeps replaces; a record of a
-// result costs its text (group[i] is its call). budgeted are the records the budget works
+// result costs its text (group[i] is its call), a conflict side its lone form (lones, by
+// index). budgeted are the records the budget works
 // on, each as if included; the calls of the run being generated are protected, so the
 // rounds keep their shape while the budget trims their results.
-func (r *rounds) price(budgeted []policy.Verdict, texts []string, costs []int, tk *Tokenizer) (group, alone []int) {
+func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]string, costs []int, tk *Tokenizer) (group, alone []int) {
 	calls, member := r.roundMembers(budgeted)
 	// A result is withheld when the budget trimmed all of it.
 	trimmed := slices.Clone(budgeted)
@@ -140,8 +141,12 @@ func (r *rounds) price(budgeted []policy.Verdict, texts []string, costs []int, t
 	}
 	for i, k := range member {
 		group[i] = k
-		if texts[i] != "" { // a duplicate keeps the price of its line
-			costs[i] = tk.Count(r.resultText(&budgeted[i], texts[i]))
+		text := texts[i]
+		if lone, ok := lones[i]; ok {
+			text = lone // a conflict side's mark is priced apart
+		}
+		if text != "" { // a duplicate keeps the price of its line
+			costs[i] = tk.Count(r.resultText(&budgeted[i], text))
 		}
 	}
 	return group, alone

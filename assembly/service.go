@@ -366,6 +366,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	names := snap.ParticipantNames
 	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
 	conflicts := false
+	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	for i := range verdicts {
 		vd := &verdicts[i]
 		duplicate := vd.RawDuplicate
@@ -379,13 +380,22 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		text, cost, compactCost, paired := "", 0, 0, 0
 		switch {
 		case duplicate || conflictSide(vd):
-			// A duplicate is priced as an ordinary memory in case the budget trims its raw
-			// source; a conflict side as a lone memory, and its mark apart.
-			lone, both := *vd, *vd
-			lone.Decision.As, both.Decision.As = model.AsMemory, model.AsConflict
+			// A duplicate is priced in the form it comes back in when the budget trims its
+			// raw source; a conflict side as a lone memory, and its mark apart.
+			lone := *vd
+			if duplicate {
+				lone.Decision = *vd.Revival
+			} else {
+				lone.Decision.As = model.AsMemory
+			}
 			loneText := contextLine(lone, req.Provider, raw, names)
 			cost = lineTokens(tk, loneText)
-			if len(vd.Candidate.Memory.ConflictsWith) > 0 {
+			if !duplicate {
+				lones[len(j.budgeted)] = loneText
+			}
+			if lone.Decision.As == model.AsMemory && len(vd.Candidate.Memory.ConflictsWith) > 0 {
+				both := lone
+				both.Decision.As = model.AsConflict
 				paired = lineTokens(tk, contextLine(both, req.Provider, raw, names)) - cost
 			}
 			if !duplicate {
@@ -426,7 +436,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	var rs *rounds
 	if req.ToolRounds {
 		rs = &rounds{all: verdicts, provider: req.Provider, raw: raw}
-		j.group, j.alone = rs.price(budgeted, j.texts, j.costs, tk)
+		j.group, j.alone = rs.price(budgeted, j.texts, lones, j.costs, tk)
 	}
 	j.inBlock = inBlock(budgeted, rs)
 	if j.paired != nil {

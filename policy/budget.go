@@ -28,18 +28,19 @@ type Prices struct {
 	InBlock []bool
 }
 
-// Conflicts indexes the conflicts among verdicts that have a paired price: the ones each
-// lists (sides) and the ones that list it (listers). It depends only on the judgement, so
-// it is made once for every fit of it.
+// Conflicts indexes, for the verdicts that have a paired price, the sides each lists
+// (sides, in whatever form they are shown: any included side marks it) and, for every
+// side, the verdicts that list it (listers). It depends only on the judgement, so it is
+// made once for every fit of it.
 type Conflicts struct {
 	sides, listers map[int][]int
 }
 
-// NewConflicts indexes the conflicts among the verdicts with paired[i] > 0.
+// NewConflicts indexes the conflicts of the verdicts with paired[i] > 0.
 func NewConflicts(verdicts []Verdict, paired []int) *Conflicts {
 	index := map[string]int{}
 	for i := range verdicts {
-		if paired[i] > 0 {
+		if verdicts[i].Candidate.Type == model.TypeMemory {
 			index[verdicts[i].Candidate.ID] = i
 		}
 	}
@@ -49,7 +50,7 @@ func NewConflicts(verdicts []Verdict, paired []int) *Conflicts {
 			continue
 		}
 		for _, id := range verdicts[i].Candidate.Memory.ConflictsWith {
-			if k, ok := index[id]; ok {
+			if k, ok := index[id]; ok && !slices.Contains(c.sides[i], k) {
 				c.sides[i] = append(c.sides[i], k)
 				c.listers[k] = append(c.listers[k], i)
 			}
@@ -139,6 +140,17 @@ func (t *tally) add(i int) {
 	}
 }
 
+// tallyOf is the tally of the verdicts included now.
+func tallyOf(verdicts []Verdict, p *Prices) *tally {
+	t := newTally(verdicts, p, 0)
+	for i := range verdicts {
+		if verdicts[i].Included() {
+			t.add(i)
+		}
+	}
+	return t
+}
+
 func (t *tally) inBlock(i int) bool { return t.p.InBlock != nil && t.p.InBlock[i] }
 
 // Fit is the budget stage (DESIGN §4): it fits the judged records into budget tokens and
@@ -192,12 +204,16 @@ type undoStep struct {
 // A raw body given back takes the place of the duplicates revived for it. It returns the
 // tokens of the last measure of what it kept.
 func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Prices, budget, assembled int, measure func() int) int {
-	// Only a record whose price can come within the room is tried (a round's result can
-	// cost less than its price by the withheld line it replaces); the window's are all
-	// kept, so that it stays contiguous.
+	// Only a record the judge included whose price can come within the room is tried (a
+	// round's result can cost less than its price by the withheld line it replaces; a
+	// memory revived for a trimmed raw body was not included by the judge); the window's
+	// are all kept, so that it stays contiguous.
 	room := budget - assembled
 	candidates := trims[:0]
 	for _, i := range trims {
+		if !judged(i).Included() {
+			continue
+		}
 		least := p.Costs[i]
 		if g := p.group(i); g >= 0 {
 			least -= p.Alone[g]
@@ -209,12 +225,7 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 	if len(candidates) == 0 {
 		return assembled
 	}
-	t := newTally(verdicts, p, 0)
-	for i := range verdicts {
-		if verdicts[i].Included() {
-			t.add(i)
-		}
-	}
+	t := tallyOf(verdicts, p)
 	trims = candidates
 	// In priority order, as the judge tiered them.
 	sort.SliceStable(trims, func(x, y int) bool { return higherPriority(judged(trims[x]), judged(trims[y])) })
@@ -231,13 +242,13 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 		undo := giveBack(verdicts, judged(i), i)
 		if n := measure(); n <= budget {
 			assembled = n
-			t.add(i)
+			t = tallyOf(verdicts, p) // giveBack may have left duplicates out again
 			continue
 		}
-		for _, u := range undo {
+		for k := len(undo) - 1; k >= 0; k-- {
+			u := undo[k]
 			verdicts[u.i].Decision, verdicts[u.i].Tier = u.decision, u.tier
 		}
-		markConflicts(verdicts)
 		windowClosed = windowClosed || window
 		assembled = measure()
 	}
@@ -245,10 +256,17 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 }
 
 // giveBack includes verdict i again as the judge included it; when it is a raw body, the
-// memories revived as its duplicates are left out again as duplicates (their form before
-// the budget). It returns what it changed, to undo.
+// memories revived as its duplicates (or revived and trimmed since) are left out again as
+// duplicates. It returns what it changed, conflict marks included, to undo.
 func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
-	undo := []undoStep{{i, verdicts[i].Decision, verdicts[i].Tier}}
+	var undo []undoStep
+	keep := func(k int) { undo = append(undo, undoStep{k, verdicts[k].Decision, verdicts[k].Tier}) }
+	keep(i)
+	for k := range verdicts {
+		if c := verdicts[k].Candidate; c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
+			keep(k) // markConflicts may change it
+		}
+	}
 	verdicts[i].Decision, verdicts[i].Tier = judged.Decision, judged.Tier
 	if judged.Decision.As == model.AsRaw {
 		id := verdicts[i].Candidate.ID
@@ -261,8 +279,9 @@ func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
 		for k := range verdicts {
 			vd := &verdicts[k]
 			sources := vd.Candidate.Memory.LiveSourceIDs
-			if vd.RawDuplicate && vd.Included() && slices.Contains(sources, id) && allIn(sources, raw) {
-				undo = append(undo, undoStep{k, vd.Decision, vd.Tier})
+			revived := vd.Included() || vd.Decision.Reason == model.ReasonBudget
+			if vd.RawDuplicate && revived && slices.Contains(sources, id) && allIn(sources, raw) {
+				keep(k)
 				vd.Decision = omit(vd.Candidate, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate)
 				vd.Tier = tierNone
 			}
@@ -338,9 +357,12 @@ func reviveDuplicates(verdicts []Verdict, t *tally, budget int) {
 	sort.SliceStable(revived, func(x, y int) bool { return higherPriority(&verdicts[revived[x]], &verdicts[revived[y]]) })
 	for _, i := range revived {
 		vd := &verdicts[i]
+		if vd.Revival == nil {
+			continue // no form to come back in: stays a duplicate
+		}
 		if t.p.Costs[i] > 0 && t.used+t.cost(i) <= budget {
 			t.add(i)
-			vd.Decision = include(vd.Candidate, model.PolicyMemory, RuleMemoryCurrent.And(RuleRawSourceTrimmed), model.AsMemory, "")
+			vd.Decision = *vd.Revival
 			vd.Tier = TierMemory
 			continue
 		}
@@ -413,6 +435,23 @@ func compactRecovery(verdicts []Verdict, p *Prices, budget int) int {
 			t.add(i)
 		}
 	}
+	// A tool round's call is answered as cheaply as its cheapest result part or the line
+	// saying the result is withheld, whichever is shorter: its price holds the line.
+	cheapest := map[int]int{}
+	for i := range verdicts {
+		g := p.group(i)
+		if g < 0 || !verdicts[i].Included() || !verdicts[g].Included() || !verdicts[g].Protected {
+			continue
+		}
+		if c, ok := cheapest[g]; !ok || p.Costs[i] < c {
+			cheapest[g] = p.Costs[i]
+		}
+	}
+	for g, c := range cheapest {
+		if c < p.Alone[g] {
+			t.used -= p.Alone[g] - c
+		}
+	}
 	if t.used > budget {
 		saved, _ := shrinkRecovery(verdicts, p.Costs, p.Compact, t.used-budget)
 		t.used -= saved
@@ -479,4 +518,3 @@ func shrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (sa
 	}
 	return saved, changed
 }
-

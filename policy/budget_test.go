@@ -571,3 +571,208 @@ func judgedAs(vds []Verdict) func(int) *Verdict {
 	judged := slices.Clone(vds)
 	return func(i int) *Verdict { return &judged[i] }
 }
+
+// TestFitKeepsTheReasonOfARevivedMemoryItTrims: a memory left out as the duplicate of a raw
+// body comes back when the budget trims that body; if the final trim then leaves it out too,
+// it stays a budget omission: refill gives back only what the judge included.
+func TestFitKeepsTheReasonOfARevivedMemoryItTrims(t *testing.T) {
+	raw := fitItem{id: "raw", tier: TierEvidence, seq: 1, cost: 50}.verdict()
+	mc := model.Candidate{Type: model.TypeMemory, ID: "mem", Seq: 2, InLineage: true,
+		Memory: model.MemoryFacts{LiveSourceIDs: []string{"raw"}}}
+	revival := include(&mc, model.PolicyMemory, RuleMemoryCurrent.And(RuleRawSourceTrimmed), model.AsMemory, "")
+	mem := Verdict{Candidate: &mc, Decision: omit(&mc, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate),
+		Tier: tierNone, RawDuplicate: true, Revival: &revival}
+	now := fitItem{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10}.verdict()
+	vds := []Verdict{now, raw, mem}
+	costs := []int{10, 50, 20}
+	// Joined, the memory's line counts 15 more than its price: the final trim takes it out.
+	measure := func() int {
+		n := 0
+		for i := range vds {
+			if vds[i].Included() {
+				n += costs[i]
+				if i == 2 {
+					n += 15
+				}
+			}
+		}
+		return n
+	}
+	Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: costs}, 40, measure)
+	if vds[1].Included() || vds[2].Included() {
+		t.Fatalf("got raw included %v, memory included %v; want both left out", vds[1].Included(), vds[2].Included())
+	}
+	if got := vds[2].Decision; got.Reason != model.ReasonBudget || got.Rule != RuleBudgetFinalFit {
+		t.Errorf("memory: got reason %q rule %q, want %q %q", got.Reason, got.Rule, model.ReasonBudget, RuleBudgetFinalFit)
+	}
+}
+
+// TestFitRevivesADuplicateInItsOwnForm: a restricted memory left out as the duplicate of a
+// raw body comes back, when the budget trims the body, as its safe summary: never its full
+// text to a provider that may not receive it.
+func TestFitRevivesADuplicateInItsOwnForm(t *testing.T) {
+	req := baseRequest()
+	req.Provider = "google" // may not receive oauth_derived
+	req.ExactArtifactIDs = []string{"r1"}
+	cands := []model.Candidate{
+		message("u1", 1, "user"),
+		artifact("r1", 2),
+		memory("m1", 3, privacy("oauth_derived"), safeSummary("a summary"), derivedFrom([]string{"r1"}, "r1")),
+	}
+	vds := Judge(mustResolve(t, ""), req, cands)
+	if !vds[2].RawDuplicate {
+		t.Fatalf("m1: got %s %s, want a duplicate of r1", vds[2].Decision.Outcome, vds[2].Decision.Reason)
+	}
+	costs := []int{5, 100, 10}
+	measure := func() int {
+		n := 0
+		for i := range vds {
+			if vds[i].Included() {
+				n += costs[i]
+			}
+		}
+		return n
+	}
+	Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: costs}, 30, measure)
+	if d := vds[2].Decision; !vds[2].Included() || d.As != model.AsSafeSummary || d.Policy != model.PolicyPrivacy {
+		t.Errorf("m1: got %s as %q (%s), want included as %q (%s)", d.Outcome, d.As, d.Policy, model.AsSafeSummary, model.PolicyPrivacy)
+	}
+}
+
+// duplicateOf is a memory left out as the duplicate of the raw bodies it lists, with the
+// form it comes back in.
+func duplicateOf(id string, seq int64, sources, conflicts []string) Verdict {
+	c := model.Candidate{Type: model.TypeMemory, ID: id, Seq: seq, InLineage: true,
+		Memory: model.MemoryFacts{LiveSourceIDs: sources, ConflictsWith: conflicts}}
+	revival := include(&c, model.PolicyMemory, RuleMemoryCurrent.And(RuleRawSourceTrimmed), model.AsMemory, "")
+	return Verdict{Candidate: &c, Decision: omit(&c, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate),
+		Tier: tierNone, RawDuplicate: true, Revival: &revival}
+}
+
+// sumOf measures a request as its prices say, conflict marks included, plus delta.
+func sumOf(vds []Verdict, p *Prices, delta int) func() int {
+	return func() int {
+		n := delta
+		for i := range vds {
+			if vds[i].Included() {
+				n += p.Costs[i]
+				if vds[i].Decision.As == model.AsConflict {
+					n += p.Paired[i]
+				}
+			}
+		}
+		return n
+	}
+}
+
+// TestRefillUndoesWhatItTried: a give-back that does not fit is undone whole, conflict
+// marks included: the memory it paired keeps the decision it had.
+func TestRefillUndoesWhatItTried(t *testing.T) {
+	now := fitItem{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10}.verdict()
+	raw := fitItem{id: "raw", tier: TierEvidence, seq: 1, cost: 50}.verdict()
+	m := duplicateOf("m", 2, []string{"raw"}, []string{"n"})
+	n := fitItem{id: "n", tier: TierMemory, seq: 3, cost: 31}.verdict()
+	n.Candidate.Memory.ConflictsWith = []string{"m"}
+	vds := []Verdict{now, raw, m, n}
+	costs := []int{10, 50, 10, 31}
+	// Measured 15 below the prices, and the marks (unpriced here) 10 when both are in: n
+	// (31) is tried in a room of 35, and with the marks does not fit.
+	measure := func() int {
+		total := -15
+		for i := range vds {
+			if vds[i].Included() {
+				total += costs[i]
+			}
+		}
+		if vds[2].Included() && vds[3].Included() {
+			total += 10
+		}
+		return total
+	}
+	Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: costs}, 40, measure)
+	if vds[3].Included() {
+		t.Fatalf("n: included, want left out")
+	}
+	if got, want := vds[2].Decision.Rule, RuleMemoryCurrent.And(RuleRawSourceTrimmed); got != want || vds[2].Decision.As != model.AsMemory {
+		t.Errorf("m: got %s rule %q, want memory rule %q", vds[2].Decision.As, got, want)
+	}
+}
+
+// TestRefillLeavesDuplicatesOutWithTheirRawBody: when a raw body comes back, a memory
+// revived for it and trimmed since is a duplicate again, not a budget omission.
+func TestRefillLeavesDuplicatesOutWithTheirRawBody(t *testing.T) {
+	now := fitItem{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10}.verdict()
+	raw := fitItem{id: "raw", tier: TierEvidence, seq: 1, cost: 50}.verdict()
+	vds := []Verdict{now, raw, duplicateOf("m", 2, []string{"raw"}, nil)}
+	costs := []int{10, 50, 20}
+	measure := func() int {
+		n := -5
+		for i := range vds {
+			if vds[i].Included() {
+				n += costs[i]
+				if i == 2 {
+					n += 35
+				}
+			}
+		}
+		return n
+	}
+	Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: costs}, 55, measure)
+	if !vds[1].Included() {
+		t.Fatalf("raw: left out, want given back")
+	}
+	if got := vds[2].Decision; got.Reason != model.ReasonDuplicate || got.Rule != RuleRawSourceIncluded {
+		t.Errorf("m: got %q / %q with its raw body shown, want %q / %q", got.Reason, got.Rule, model.ReasonDuplicate, RuleRawSourceIncluded)
+	}
+}
+
+// TestFitPricesTheMarkAReducedSideBrings: a stale marker is a side too: the ordinary
+// memory it conflicts with is marked when both are in, and the estimate pays the mark.
+func TestFitPricesTheMarkAReducedSideBrings(t *testing.T) {
+	a := fitItem{id: "a", tier: TierMemory, seq: 2, relevance: 2, cost: 10}.verdict()
+	s := fitItem{id: "s", tier: TierMemory, seq: 1, relevance: 1, cost: 10}.verdict()
+	s.Decision.As = model.AsStaleMarker
+	a.Candidate.Memory.ConflictsWith = []string{"s"}
+	s.Candidate.Memory.ConflictsWith = []string{"a"}
+	vds := []Verdict{a, s}
+	p := Prices{Costs: []int{10, 10}, Paired: []int{3, 0}}
+	p.Conflicts = NewConflicts(vds, p.Paired)
+	est := fill(vds, &p, 21, nil)
+	if got := sumOf(vds, &p, 0)(); est != got {
+		t.Errorf("estimate %d, the request as priced %d (a as %s, s as %s)", est, got, vds[0].Decision.As, vds[1].Decision.As)
+	}
+}
+
+// TestRefillCountsWhatGiveBackLeftOut: after a raw body comes back and its revived
+// duplicate goes out again, the next record is priced without that duplicate's marks.
+func TestRefillCountsWhatGiveBackLeftOut(t *testing.T) {
+	now := fitItem{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10}.verdict()
+	raw := fitItem{id: "raw", tier: TierEvidence, seq: 1, cost: 30}.verdict()
+	n := fitItem{id: "n", tier: TierMemory, seq: 3, cost: 30}.verdict()
+	n.Candidate.Memory.ConflictsWith = []string{"m"}
+	vds := []Verdict{now, raw, duplicateOf("m", 2, []string{"raw"}, []string{"n"}), n}
+	p := Prices{Costs: []int{10, 30, 10, 30}, Compact: []int{10, 30, 10, 30}, Paired: []int{0, 0, 3, 3}}
+	p.Conflicts = NewConflicts(vds, p.Paired)
+	Fit(vds, judgedAs(vds), p, 35, sumOf(vds, &p, -40))
+	if !vds[3].Included() {
+		t.Errorf("n: left out, though with it the request measures within 35")
+	}
+}
+
+// TestFitKeepsRecoveryWholeWhenARoundResultIsCheaper: a tool round's call is priced with
+// the line saying its result is withheld; a result part shorter than that line makes the
+// request smaller, so recovery that fits beside it is not compacted.
+func TestFitKeepsRecoveryWholeWhenARoundResultIsCheaper(t *testing.T) {
+	now := fitItem{id: "now", tier: TierWindow, seq: 9, protected: true, cost: 10}.verdict()
+	call := fitItem{id: "call", tier: TierProtected, seq: 5, protected: true, cost: 50}.verdict()
+	call.Decision.As = model.AsMessage
+	rec := fitItem{id: "rec", tier: TierProtected, seq: 1, protected: true, cost: 30}.verdict()
+	part := fitItem{id: "part", tier: TierEvidence, seq: 6, cost: 15}.verdict()
+	vds := []Verdict{now, call, rec, part}
+	p := Prices{Costs: []int{10, 50, 30, 15}, Compact: []int{10, 50, 10, 15}, Group: []int{-1, -1, -1, 1}, Alone: []int{0, 20, 0, 0}}
+	measure := func() int { return tallyOf(vds, &p).used }
+	// rec in full and the part shown: 10 + 50 + 30 + (15 - 20) = 85.
+	if got := Fit(vds, judgedAs(vds), p, 85, measure); got != 85 || vds[2].Compact || !vds[3].Included() {
+		t.Errorf("got %d tokens, rec compact %v, part included %v; want 85, rec whole, part in", got, vds[2].Compact, vds[3].Included())
+	}
+}

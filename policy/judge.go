@@ -58,8 +58,11 @@ type Verdict struct {
 	// status and error code.
 	Aggregated bool
 	// RawDuplicate is set on a memory left out because the raw bodies of all its live
-	// sources are included: the budget brings it back when it trims one of them.
+	// sources are included: the budget brings it back when it trims one of them, as
+	// Revival, the decision it would have had (a restricted memory as its safe summary, a
+	// stale one with its marker).
 	RawDuplicate bool
+	Revival      *model.Decision
 	// CarriesAnswer is set on the artifact that holds a pending or deferred call's answer
 	// so far (an envelope id, a job handle, a picker session): recovery state, never
 	// trimmed, shown in its call's recovery line, raw or as a reference.
@@ -475,12 +478,6 @@ func judgeMemory(v Version, req Request, c *model.Candidate, eligible func(strin
 		}
 		rule = rule.And(RuleStaleMarked)
 	}
-	if len(c.Memory.LiveSourceIDs) > 0 && allIn(c.Memory.LiveSourceIDs, rawArtifacts) && !vd.Broken {
-		vd.Decision = omit(c, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate)
-		vd.Tier = tierNone
-		vd.RawDuplicate = true
-		return vd
-	}
 	policy := model.PolicyMemory
 	switch {
 	case vd.Restricted:
@@ -489,6 +486,13 @@ func judgeMemory(v Version, req Request, c *model.Candidate, eligible func(strin
 		policy = model.PolicyProvenance
 	case vd.StaleSince != nil:
 		policy = model.PolicyFreshness
+	}
+	if len(c.Memory.LiveSourceIDs) > 0 && allIn(c.Memory.LiveSourceIDs, rawArtifacts) && !vd.Broken {
+		revival := include(c, policy, rule.And(RuleRawSourceTrimmed), as, "")
+		vd.Decision = omit(c, model.PolicyRehydration, RuleRawSourceIncluded, model.ReasonDuplicate)
+		vd.Tier = tierNone
+		vd.RawDuplicate, vd.Revival = true, &revival
+		return vd
 	}
 	vd.Decision = include(c, policy, rule, as, "")
 	return vd
