@@ -25,23 +25,14 @@ import (
 // a request struct names the list (`validate:"omitempty,visibility"`), never a copy of its
 // values, so that the contract's vocabulary is written down once.
 var enums = map[string][]string{
-	"participantkind":  values(model.ParticipantKinds),
-	"messagerole":      values(model.MessageRoles),
-	"runtimekind":      values(model.RuntimeKinds),
-	"turnruntimekind":  values(model.TurnRuntimeKinds),
-	"runendstatus":     values(model.RunEndStatuses),
-	"toolresultstatus": values(model.ToolResultStatuses),
-	"visibility":       values(model.Visibilities),
-	"freshnessclass":   values(model.FreshnessClasses),
-}
-
-// values returns a list of model's enumerated values as strings.
-func values[T ~string](list []T) []string {
-	out := make([]string, len(list))
-	for i, v := range list {
-		out[i] = string(v)
-	}
-	return out
+	"participantkind":  model.ParticipantKinds,
+	"messagerole":      model.MessageRoles,
+	"runtimekind":      model.RuntimeKinds,
+	"turnruntimekind":  model.TurnRuntimeKinds,
+	"runendstatus":     model.RunEndStatuses,
+	"toolresultstatus": model.ToolResultStatuses,
+	"visibility":       model.Visibilities,
+	"freshnessclass":   model.FreshnessClasses,
 }
 
 // newValidator returns a validator that names fields by their JSON names and knows the
@@ -348,8 +339,6 @@ func describeRule(field string, fe validator.FieldError) string {
 	switch fe.Tag() {
 	case "required":
 		return field + " is required"
-	case "oneof":
-		return fmt.Sprintf("%s must be one of: %s", field, strings.ReplaceAll(fe.Param(), " ", ", "))
 	case "max":
 		if fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
 			return fmt.Sprintf("%s must have at most %s entries", field, fe.Param())

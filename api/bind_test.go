@@ -96,22 +96,22 @@ func TestEnumsAreModelsLists(t *testing.T) {
 		body       func(value string) string
 		dst        func() any
 	}{
-		{"participantkind", "kind", values(model.ParticipantKinds),
+		{"participantkind", "kind", model.ParticipantKinds,
 			func(v string) string { return `{"kind":"` + v + `","name":"n"}` }, func() any { return &addParticipantRequest{} }},
-		{"messagerole", "role", values(model.MessageRoles),
+		{"messagerole", "role", model.MessageRoles,
 			func(v string) string { return `{"role":"` + v + `","content":"c"}` }, func() any { return &appendMessageRequest{} }},
-		{"runtimekind", "runtimeKind", values(model.RuntimeKinds),
+		{"runtimekind", "runtimeKind", model.RuntimeKinds,
 			func(v string) string { return `{"participantId":"p","runtimeKind":"` + v + `"}` }, func() any { return &startRunRequest{} }},
-		{"turnruntimekind", "runtimeKind", values(model.TurnRuntimeKinds),
+		{"turnruntimekind", "runtimeKind", model.TurnRuntimeKinds,
 			func(v string) string { return `{"branchId":"b","participantIds":["p"],"runtimeKind":"` + v + `"}` },
 			func() any { return &generationRequest{} }},
-		{"runendstatus", "status", values(model.RunEndStatuses),
+		{"runendstatus", "status", model.RunEndStatuses,
 			func(v string) string { return `{"status":"` + v + `"}` }, func() any { return &finishRunRequest{} }},
-		{"toolresultstatus", "status", values(model.ToolResultStatuses),
+		{"toolresultstatus", "status", model.ToolResultStatuses,
 			func(v string) string { return `{"status":"` + v + `","error":{"code":"c"}}` }, func() any { return &toolResultRequest{} }},
-		{"visibility", "visibility", values(model.Visibilities),
+		{"visibility", "visibility", model.Visibilities,
 			func(v string) string { return `{"summary":"s","visibility":"` + v + `"}` }, func() any { return &memoryRequest{} }},
-		{"freshnessclass", "freshnessClass", values(model.FreshnessClasses),
+		{"freshnessclass", "freshnessClass", model.FreshnessClasses,
 			func(v string) string { return `{"summary":"s","freshnessClass":"` + v + `"}` }, func() any { return &memoryRequest{} }},
 	} {
 		t.Run(tc.tag, func(t *testing.T) {

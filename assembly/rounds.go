@@ -113,9 +113,9 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 // round), its result message and the line saying why its result is withheld, alone[k],
 // which the first record of its result that the budget keeps replaces; a record of a
 // result costs its text (group[i] is its call), a conflict side its lone form (lones, by
-// index). budgeted are the records the budget works
-// on, each as if included; the calls of the run being generated are protected, so the
-// rounds keep their shape while the budget trims their results.
+// index). budgeted are the records the budget works on, each as if included; the calls of
+// the run being generated are protected, so the rounds keep their shape while the budget
+// trims their results.
 func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]string, costs []int, tk *Tokenizer) (group, alone []int) {
 	calls, member := r.roundMembers(budgeted)
 	// A result is withheld when the budget trimmed all of it.

@@ -390,9 +390,6 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			}
 			loneText := contextLine(lone, req.Provider, raw, names)
 			cost = lineTokens(tk, loneText)
-			if !duplicate {
-				lones[len(j.budgeted)] = loneText
-			}
 			if lone.Decision.As == model.AsMemory && len(vd.Candidate.Memory.ConflictsWith) > 0 {
 				both := lone
 				both.Decision.As = model.AsConflict
@@ -400,6 +397,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			}
 			if !duplicate {
 				text = contextLine(*vd, req.Provider, raw, names)
+				lones[len(j.budgeted)] = loneText
 			}
 		case vd.Candidate.Type == model.TypeMessage:
 			m := chatMessage(vd.Candidate)
@@ -426,11 +424,10 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if !conflicts {
 		j.paired = nil
 	}
+	// The budgeted records, each as if included, for what depends on where they would show.
 	budgeted := make([]policy.Verdict, len(j.budgeted))
 	for k, i := range j.budgeted {
 		budgeted[k] = verdicts[i]
-	}
-	for k := range budgeted {
 		budgeted[k].Decision.Outcome = policy.OutcomeIncluded
 	}
 	var rs *rounds
@@ -492,19 +489,12 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		if summary >= 0 {
 			lines[summary] = aggregateLine(aggregated)
 		}
-		size := len(head) + 1
-		for _, line := range lines {
-			size += len(line) + 1
+		// Every line ends with its newline, as lineTokens prices it.
+		content := head + "\n"
+		if len(lines) > 0 {
+			content += strings.Join(lines, "\n") + "\n"
 		}
-		var block strings.Builder
-		block.Grow(size)
-		block.WriteString(head)
-		block.WriteByte('\n')
-		for _, line := range lines {
-			block.WriteString(line)
-			block.WriteByte('\n')
-		}
-		msgs = append(msgs, model.ChatMessage{Role: "system", Content: block.String()})
+		msgs = append(msgs, model.ChatMessage{Role: "system", Content: content})
 	}
 	for _, i := range window {
 		msgs = append(msgs, chatMessage(verdicts[i].Candidate))

@@ -117,16 +117,12 @@ func (c *Client) GenerateStream(ctx context.Context, req GenerationRequest, on E
 
 // Continue calls a run's model again with the results of the calls it requested.
 func (c *Client) Continue(ctx context.Context, runID string, req ContinueRequest) (Generation, error) {
-	var out Generation
-	err := c.Do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/continue", req, &out)
-	return out, err
+	return create[Generation](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/continue", req)
 }
 
 // Resume calls a parent run again, as parent_resume, once every child has ended.
 func (c *Client) Resume(ctx context.Context, runID string, req ContinueRequest) (Generation, error) {
-	var out Generation
-	err := c.Do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/resume", req, &out)
-	return out, err
+	return create[Generation](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/resume", req)
 }
 
 // Discuss runs discussion rounds: each speaker in turn under the moderator's directive.

@@ -74,7 +74,6 @@ const (
 	kindStrings
 	kindList
 	kindMaps
-	kindMap
 	kindRevs
 	kindProps
 	kindNode
@@ -94,7 +93,6 @@ var fieldKinds = map[reflect.Type]fieldKind{
 	reflect.TypeFor[[]string]():         kindStrings,
 	reflect.TypeFor[[]any]():            kindList,
 	reflect.TypeFor[[]map[string]any](): kindMaps,
-	reflect.TypeFor[map[string]any]():   kindMap,
 	reflect.TypeFor[map[string]int64](): kindRevs,
 	reflect.TypeFor[props]():            kindProps,
 	reflect.TypeFor[dbtype.Node]():      kindNode,
@@ -179,8 +177,6 @@ func (f field) get(ptr unsafe.Pointer) any {
 		return *(*[]any)(ptr)
 	case kindMaps:
 		return *(*[]map[string]any)(ptr)
-	case kindMap:
-		return *(*map[string]any)(ptr)
 	case kindRevs:
 		return *(*map[string]int64)(ptr)
 	case kindProps:
@@ -253,8 +249,6 @@ func (f field) set(ptr unsafe.Pointer, val any) bool {
 		*(*[]string)(ptr) = strs(l)
 	case kindList:
 		*(*[]any)(ptr), ok = val.([]any)
-	case kindMap:
-		*(*map[string]any)(ptr), ok = val.(map[string]any)
 	case kindProps:
 		switch n := val.(type) {
 		case dbtype.Node:

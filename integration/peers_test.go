@@ -121,13 +121,10 @@ func TestPeerPortsMatchTheLibraries(t *testing.T) {
 	}
 	changed := map[string]int{}
 	for i, c := range cases {
-		ports := map[string][]peers.Message{
-			"langchain": peers.TrimMessages(c.Messages, peers.TrimOptions{MaxTokens: c.Budget, IncludeSystem: true,
-				StartOn: []string{"human"}}, conformanceCount),
-			"clear": peers.ClearToolUses(c.Messages, peers.ClearOptions{Trigger: c.Budget, Keep: peers.ClearKeep,
-				Placeholder: peers.DefaultPlaceholder}, conformanceCount),
-			"litellm": peers.LiteLLMTrimMessages(c.Messages, c.LiteLLMMaxTokens, c.Model, conformanceCount),
-		}
+		// The ports as the benchmark runs them.
+		requests := peers.PeerRequests(c.Messages, c.Budget, c.Model, conformanceCount)
+		ports := map[string][]peers.Message{"langchain": requests[peers.StrategyLangChain],
+			"clear": requests[peers.StrategyClear], "litellm": requests[peers.StrategyLiteLLM]}
 		for lib, port := range ports {
 			want, have := encode(t, got.Results[i][lib]), encode(t, port)
 			if have != want {

@@ -2,13 +2,12 @@ package peers
 
 // ClearOptions configure ClearToolUses. Anthropic's clear_tool_uses_20250919 defaults to
 // a trigger of 100,000 input tokens and keeps 3 tool uses; LangChain's ClearToolUsesEdit
-// has the same defaults, clear_at_least 0 and the placeholder "[cleared]".
+// has the same defaults and the placeholder "[cleared]". Its clear_at_least and
+// exclude_tools are left at their defaults (0, none), so the port has neither.
 type ClearOptions struct {
-	Trigger      int
-	Keep         int
-	ClearAtLeast int
-	ExcludeTools []string
-	Placeholder  string
+	Trigger     int
+	Keep        int
+	Placeholder string
 }
 
 // DefaultPlaceholder is what ClearToolUsesEdit writes in place of a cleared result.
@@ -18,13 +17,11 @@ const DefaultPlaceholder = "[cleared]"
 // LangChain's ClearToolUsesEdit (langchain 1.5.2, langchain.agents.middleware) implements
 // it: once the request counts more than Trigger tokens, every tool result but the Keep most
 // recent is replaced by the placeholder, oldest first, when the nearest assistant message
-// before it holds its call and its tool is not excluded; with ClearAtLeast, clearing stops
-// once that many tokens were reclaimed. Calls and their arguments stay (clear_tool_inputs
+// before it holds its call. Calls and their arguments stay (clear_tool_inputs
 // false). Nothing else is removed, so the request may still exceed Trigger.
 func ClearToolUses(msgs []Message, o ClearOptions, count Counter) []Message {
 	out := clone(msgs)
-	tokens := count(out)
-	if tokens <= o.Trigger {
+	if count(out) <= o.Trigger {
 		return out
 	}
 	var candidates []int
@@ -39,10 +36,6 @@ func ClearToolUses(msgs []Message, o ClearOptions, count Counter) []Message {
 	case o.Keep > 0:
 		candidates = candidates[:len(candidates)-o.Keep]
 	}
-	excluded := map[string]bool{}
-	for _, t := range o.ExcludeTools {
-		excluded[t] = true
-	}
 	for _, idx := range candidates {
 		ai := -1
 		for j := idx - 1; j >= 0; j-- {
@@ -54,25 +47,12 @@ func ClearToolUses(msgs []Message, o ClearOptions, count Counter) []Message {
 		if ai < 0 {
 			continue
 		}
-		name, found := "", false
+		found := false
 		for _, c := range out[ai].ToolCalls {
-			if c.ID == out[idx].ToolCallID {
-				name, found = c.Name, true
-				break
-			}
+			found = found || c.ID == out[idx].ToolCallID
 		}
-		if !found {
-			continue
-		}
-		if out[idx].Name != "" {
-			name = out[idx].Name
-		}
-		if excluded[name] {
-			continue
-		}
-		out[idx].Content = o.Placeholder
-		if o.ClearAtLeast > 0 && max(0, tokens-count(out)) >= o.ClearAtLeast {
-			break
+		if found {
+			out[idx].Content = o.Placeholder
 		}
 	}
 	return out

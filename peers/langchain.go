@@ -13,7 +13,6 @@ type TrimOptions struct {
 	MaxTokens     int
 	IncludeSystem bool
 	StartOn       []string
-	EndOn         []string
 }
 
 // LangChainType is the LangChain message type of a message's role.
@@ -38,8 +37,8 @@ func isType(m Message, types []string) bool {
 }
 
 // TrimMessages is langchain_core.messages.utils.trim_messages (langchain-core 1.8.3) with
-// strategy="last" and allow_partial=False (_last_max_tokens): drop trailing messages until
-// one of EndOn; keep a leading system message when IncludeSystem and count it first; keep
+// strategy="last" and allow_partial=False (_last_max_tokens), end_on unset: keep a leading
+// system message when IncludeSystem and count it first; keep
 // the longest suffix of the rest that fits what remains (found by the library's bounded
 // binary search); then drop its leading messages until one of StartOn. Nothing keeps a tool
 // call with its result.
@@ -47,14 +46,6 @@ func TrimMessages(msgs []Message, o TrimOptions, count Counter) []Message {
 	msgs = append([]Message(nil), msgs...)
 	if len(msgs) == 0 {
 		return []Message{}
-	}
-	if len(o.EndOn) > 0 {
-		for range len(msgs) {
-			if isType(msgs[len(msgs)-1], o.EndOn) {
-				break
-			}
-			msgs = msgs[:len(msgs)-1]
-		}
 	}
 	var system *Message
 	if o.IncludeSystem && len(msgs) > 0 && msgs[0].Role == "system" {

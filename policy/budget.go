@@ -64,8 +64,8 @@ type tally struct {
 	p     *Prices
 	used  int
 	block bool
-	// in says which verdicts with a paired price are included, parts counts the included
-	// parts of each round call's result.
+	// in says which verdicts are included (kept only when there are conflicts to price),
+	// parts counts the included parts of each round call's result.
 	in    []bool
 	parts map[int]int
 }
@@ -99,7 +99,7 @@ func (t *tally) cost(i int) int {
 			}
 		}
 	}
-	if g := t.group(i); g >= 0 {
+	if g := t.p.group(i); g >= 0 {
 		if t.parts[g] == 0 {
 			c -= t.p.Alone[g]
 		} else {
@@ -108,8 +108,6 @@ func (t *tally) cost(i int) int {
 	}
 	return c
 }
-
-func (t *tally) group(i int) int { return t.p.group(i) }
 
 // group is the round call whose result verdict i is part of, or -1.
 func (p *Prices) group(i int) int {
@@ -135,7 +133,7 @@ func (t *tally) add(i int) {
 	if t.in != nil {
 		t.in[i] = true
 	}
-	if g := t.group(i); g >= 0 {
+	if g := t.p.group(i); g >= 0 {
 		t.parts[g]++
 	}
 }
@@ -270,12 +268,7 @@ func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
 	verdicts[i].Decision, verdicts[i].Tier = judged.Decision, judged.Tier
 	if judged.Decision.As == model.AsRaw {
 		id := verdicts[i].Candidate.ID
-		raw := map[string]bool{}
-		for k := range verdicts {
-			if vd := &verdicts[k]; vd.Included() && vd.Decision.As == model.AsRaw {
-				raw[vd.Candidate.ID] = true
-			}
-		}
+		raw := includedRaw(verdicts)
 		for k := range verdicts {
 			vd := &verdicts[k]
 			sources := vd.Candidate.Memory.LiveSourceIDs
@@ -340,13 +333,7 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 // raw sources that the budget then trimmed: the fact must not vanish with its evidence.
 // Their prices must be given as their ordinary memory form.
 func reviveDuplicates(verdicts []Verdict, t *tally, budget int) {
-	raw := map[string]bool{}
-	for i := range verdicts {
-		vd := &verdicts[i]
-		if vd.Included() && vd.Decision.As == model.AsRaw {
-			raw[vd.Candidate.ID] = true
-		}
-	}
+	raw := includedRaw(verdicts)
 	var revived []int
 	for i := range verdicts {
 		vd := &verdicts[i]
@@ -368,6 +355,17 @@ func reviveDuplicates(verdicts []Verdict, t *tally, budget int) {
 		}
 		vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetMemories, model.ReasonBudget)
 	}
+}
+
+// includedRaw is the set of the artifacts included as raw bodies.
+func includedRaw(verdicts []Verdict) map[string]bool {
+	raw := map[string]bool{}
+	for i := range verdicts {
+		if vd := &verdicts[i]; vd.Included() && vd.Decision.As == model.AsRaw {
+			raw[vd.Candidate.ID] = true
+		}
+	}
+	return raw
 }
 
 // higherPriority orders unprotected records for the budget: a before b when the budget

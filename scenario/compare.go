@@ -94,10 +94,6 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 	c.ReplayBaseline = peers.BaselineTokens(tk, items)
 	count := peers.TokenCounter(tk)
 
-	var own assemblyAnswer
-	if err := r.Client.Do(ctx, http.MethodGet, "/v1/assemblies/"+url.PathEscape(ar.AssemblyID), nil, &own); err != nil {
-		return c, err
-	}
 	for _, kind := range []string{BudgetOwn, BudgetCtxgraph} {
 		budget := a.TokenBudget
 		if kind == BudgetCtxgraph {
@@ -106,13 +102,13 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 		requests := peers.PeerRequests(c.Replay, budget, a.Model, count)
 		// At exactly its own token count ctxgraph's request is the one it made: it used
 		// that many tokens.
-		requests[peers.StrategyCtxgraph] = own.Messages
+		requests[peers.StrategyCtxgraph] = ar.Messages
 		c.Requests[kind] = requests
 		for _, s := range peers.Strategies {
 			msgs := requests[s]
 			tokens := count(msgs)
 			if s == peers.StrategyCtxgraph {
-				tokens = own.Tokens.Assembled
+				tokens = ar.Assembled
 			}
 			o, err := peers.Check(msgs, exp)
 			if err != nil {
@@ -121,7 +117,9 @@ func (r Runner) compare(ctx context.Context, sc Scenario, a Assembly, ar Assembl
 			c.Rows = append(c.Rows, Row{Strategy: s, BudgetKind: kind, Budget: budget, Tokens: tokens, Outcome: o})
 		}
 	}
-	again, err := r.reassemble(ctx, ar.Request, ar.Assembled)
+	refit := ar.Request
+	refit.TokenBudget, refit.Trace = ar.Assembled, false
+	again, err := r.Client.Assemble(ctx, refit)
 	if err != nil {
 		return c, err
 	}
@@ -156,22 +154,6 @@ func expectedMessages(sc Scenario, a Assembly) map[string]string {
 		keep(k)
 	}
 	return out
-}
-
-// assemblyAnswer is the part of an assembly the comparison reads.
-type assemblyAnswer struct {
-	Messages []peers.Message `json:"messages"`
-	Tokens   struct {
-		Assembled int `json:"assembled"`
-	} `json:"tokens"`
-}
-
-// reassemble sends an assembly's request again, with budget as its tokenBudget.
-func (r Runner) reassemble(ctx context.Context, req client.AssemblyRequest, budget int) (assemblyAnswer, error) {
-	req.TokenBudget, req.Trace = budget, false
-	var out assemblyAnswer
-	err := r.Client.Do(ctx, http.MethodPost, "/v1/assemblies", req, &out)
-	return out, err
 }
 
 // Lineage reads back, through the API, every record naive history replay of a branch sends:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // Runner plays scenarios through ctxgraph's REST API with Client.
@@ -48,9 +49,11 @@ type AssemblyResult struct {
 	AssemblyID string
 	// Request is the assembly request as sent, the scenario's keys mapped to ids.
 	Request client.AssemblyRequest
-	// Baseline and Assembled are the response's tokens.baseline and tokens.assembled.
+	// Baseline and Assembled are the response's tokens.baseline and tokens.assembled, and
+	// Messages its messages.
 	Baseline  int
 	Assembled int
+	Messages  []model.ChatMessage
 	// Failures lists every expectation the assembly missed; empty means it passed.
 	Failures []string
 }
@@ -402,6 +405,9 @@ func (p *playback) assemble(a Assembly) AssemblyResult {
 	res.Ran = true
 	res.AssemblyID = resp.ID
 	res.Baseline, res.Assembled = resp.Tokens.Baseline, resp.Tokens.Assembled
+	if err := json.Unmarshal(resp.Messages, &res.Messages); err != nil {
+		return fail(fmt.Errorf("the assembly's messages: %w", err))
+	}
 	res.Failures = checkAssembly(a.Expect, resp, ids)
 	if p.runner.Explain {
 		res.Failures = append(res.Failures, p.checkExplain(resp)...)
