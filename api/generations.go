@@ -30,9 +30,12 @@ type userMessageBody struct {
 }
 
 type toolSpecBody struct {
-	Name        string          `json:"name" validate:"required,max=64"`
-	Description string          `json:"description" validate:"max=10000"`
-	Parameters  json.RawMessage `json:"parameters" validate:"maxbytes=65536"`
+	Name           string          `json:"name" validate:"required,max=64"`
+	Description    string          `json:"description" validate:"max=10000"`
+	Parameters     json.RawMessage `json:"parameters" validate:"maxbytes=65536"`
+	FreshnessClass string          `json:"freshnessClass" validate:"omitempty,freshnessclass"`
+	StaleAfter     string          `json:"staleAfter" validate:"max=64"`
+	RevalidateWith []string        `json:"revalidateWith" validate:"omitempty,max=32,dive,required,max=64"`
 }
 
 // callOptionsBody are the fields every model call of a request shares.
@@ -103,11 +106,18 @@ func (b callOptionsBody) options() (model.CallOptions, error) {
 		if !toolNamePattern.MatchString(t.Name) {
 			return o, &httpError{status: http.StatusBadRequest, field: field + ".name", message: "a tool name is 1 to 64 letters, digits, '_' or '-'"}
 		}
+		if t.Name == model.RecallTool {
+			return o, &httpError{status: http.StatusBadRequest, field: field + ".name", message: fmt.Sprintf("%q is ctxgraph's own recall tool: offer your tool under another name", t.Name)}
+		}
 		if names[t.Name] {
 			return o, &httpError{status: http.StatusBadRequest, field: field + ".name", message: fmt.Sprintf("tool %q is offered twice", t.Name)}
 		}
 		names[t.Name] = true
-		spec := model.ToolSpec{Name: t.Name, Description: t.Description}
+		spec := model.ToolSpec{Name: t.Name, Description: t.Description, FreshnessClass: t.FreshnessClass,
+			StaleAfter: t.StaleAfter, RevalidateWith: t.RevalidateWith}
+		if d, err := time.ParseDuration(t.StaleAfter); t.StaleAfter != "" && (err != nil || d <= 0) {
+			return o, &httpError{status: http.StatusBadRequest, field: field + ".staleAfter", message: "staleAfter is a positive duration such as 30m or 24h"}
+		}
 		if !isAbsent(t.Parameters) {
 			var schema map[string]any
 			if err := json.Unmarshal(t.Parameters, &schema); err != nil {

@@ -69,7 +69,7 @@ func (s *Service) ReusedJudgements() int64 {
 // an earlier view of it will not be asked for again.
 func judgementKey(view, branchID, policyVersion string, req policy.Request, encoding string) (key, shape string) {
 	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
-		encoding, strings.Join(req.ExactArtifactIDs, ","), strconv.FormatBool(req.ToolRounds)}, "\x00")
+		encoding, strings.Join(req.ExactArtifactIDs, ","), strconv.FormatBool(req.ToolRounds), strconv.FormatBool(req.Recall)}, "\x00")
 	return view + "\x00" + rest, branchID + "\x00" + rest
 }
 

@@ -20,7 +20,11 @@ type rounds struct {
 	// omitted for privacy) and for the seq of every outcome.
 	all      []policy.Verdict
 	provider string
-	raw      map[string]model.ArtifactRaw
+	// recall says the request offers the recall tool, which a withheld result names.
+	recall bool
+	// named is set when the last render named a withheld result for recall.
+	named bool
+	raw   map[string]model.ArtifactRaw
 	// outcomes indexes all's artifacts by id, built at the first render: the budget
 	// renders again after each trim, and all does not change meanwhile.
 	outcomes map[string]*policy.Verdict
@@ -72,6 +76,7 @@ func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member ma
 
 // render appends the rounds to msgs and their records to included.
 func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, member map[int]int, msgs []model.ChatMessage, included []model.IncludedItem) ([]model.ChatMessage, []model.IncludedItem) {
+	r.named = false
 	results := resultsOf(member)
 	state := r.state(verdicts)
 	groups := r.groups(verdicts, calls)
@@ -249,6 +254,10 @@ func (r *rounds) withheld(c *model.Candidate, state func(string) (*policy.Verdic
 				why = "restricted for " + r.provider
 			case model.ReasonBudget:
 				why = "over the token budget; request it as exact evidence"
+				if r.recall {
+					why = "over the token budget; recall it with " + model.RecallTool
+					r.named = true
+				}
 			case "":
 			default:
 				why = strings.ReplaceAll(vd.Decision.Reason, "_", " ")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
 )
@@ -17,11 +18,24 @@ func header(now time.Time) string {
 // stamp renders a time to the minute, the precision a marker needs.
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }
 
-// contextLine renders one included non-message record as one line of the context block.
+// contextLine renders one included non-message record as one line of the context block;
+// a memory or reference whose artifact can be recalled names it.
 func contextLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
+	line := recordLine(vd, provider, raw, names)
+	if vd.RecallID != "" && vd.Decision.As != model.AsReference {
+		line += " [" + vd.RecallID + "]"
+	}
+	return line
+}
+
+// recordLine is a record's line without the artifact it names for recall.
+func recordLine(vd policy.Verdict, provider string, raw map[string]model.ArtifactRaw, names map[string]string) string {
 	c := vd.Candidate
 	if vd.CarriesAnswer {
 		return "" // shown in its call's recovery line
+	}
+	if c.Type == model.TypeMessage {
+		return statedLine(c, vd.Stated)
 	}
 	switch vd.Decision.As {
 	case model.AsSkills:
@@ -38,7 +52,11 @@ func contextLine(vd policy.Verdict, provider string, raw map[string]model.Artifa
 		}
 		return fmt.Sprintf("Exact result of %s %s: %s", c.Tool.Name, string(r.Arguments), body)
 	case model.AsReference:
-		return fmt.Sprintf("Result of %s kept as artifact %s (%d bytes, not shown; request it as exact evidence).", c.Tool.Name, c.ID, c.Artifact.ResultBytes+c.Artifact.ArgsBytes)
+		how := "request it as exact evidence"
+		if vd.RecallID != "" {
+			how = "recall it with " + model.RecallTool
+		}
+		return fmt.Sprintf("Result of %s kept as artifact %s (%d bytes, not shown; %s).", c.Tool.Name, c.ID, c.Artifact.ResultBytes+c.Artifact.ArgsBytes, how)
 	case model.AsSafeSummary:
 		line := fmt.Sprintf("[restricted for %s: summary only%s] %s", provider, revalidate(c.Memory.RevalidateWith, "; open with "), c.Memory.SafeSummary)
 		if vd.StaleSince != nil {
@@ -129,6 +147,19 @@ func list(items []string) string {
 		return "none"
 	}
 	return strings.Join(items, ", ")
+}
+
+// statedLine quotes the values an older user message stated, where it left the window.
+func statedLine(c *model.Candidate, stated []extract.Value) string {
+	values := make([]string, len(stated))
+	for i, v := range stated {
+		values[i] = v.Text
+	}
+	who := c.Message.Role
+	if c.Message.ParticipantName != "" {
+		who = c.Message.ParticipantName
+	}
+	return fmt.Sprintf("Earlier the %s stated: %s", who, strings.Join(values, "; "))
 }
 
 // chatMessage renders a window message: role, content and the speaker's name.

@@ -72,6 +72,12 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 	return a, doc, nil
 }
 
+// Preview computes the context of a model call without recording it: what the policies
+// would decide now. The generation path asks it whether a recall may read an artifact.
+func (s *Service) Preview(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
+	return s.prepare(ctx, accountID, req)
+}
+
 // recordTimeout bounds a record written while its model call runs (AssembleRecording):
 // it is written even when the caller has gone, since the call may have been made.
 const recordTimeout = 30 * time.Second
@@ -199,6 +205,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		TimingsMs: t,
 		Settled:   j.settled,
 	}
+	for k := range d.verdicts {
+		a.Recallable = a.Recallable || (d.verdicts[k].Included() && d.verdicts[k].RecallID != "")
+	}
+	a.Recallable = a.Recallable || (d.rounds != nil && d.rounds.named)
 	if assembled > req.TokenBudget {
 		// The trim stopped with only protected records left, compacted as far as they go.
 		a.OverBudget, a.Tokens.Protected = true, assembled
@@ -265,7 +275,7 @@ func completed(req model.AssemblyRequest, snap model.Snapshot, v policy.Version)
 func (s *Service) judgement(ctx context.Context, accountID string, v policy.Version, req model.AssemblyRequest, snap model.Snapshot, tk *Tokenizer, t *model.Timings) (*judgement, error) {
 	judgedReq := policy.Request{
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
-		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
+		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds, Recall: req.Recall,
 	}
 	key, shape := "", ""
 	if snap.View != "" {
@@ -320,7 +330,7 @@ func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, 
 		d.forms[k] = formOf(&j.verdicts[i])
 	}
 	if req.ToolRounds {
-		d.rounds = &rounds{all: j.verdicts, provider: req.Provider, raw: j.raw}
+		d.rounds = &rounds{all: j.verdicts, provider: req.Provider, raw: j.raw, recall: req.Recall}
 	}
 	return d
 }
@@ -399,7 +409,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 				text = contextLine(*vd, req.Provider, raw, names)
 				lones[len(j.budgeted)] = loneText
 			}
-		case vd.Candidate.Type == model.TypeMessage:
+		case vd.Candidate.Type == model.TypeMessage && vd.Decision.As == model.AsMessage:
 			m := chatMessage(vd.Candidate)
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
 		case policy.InToolRound(req, vd.Candidate):
@@ -432,7 +442,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	}
 	var rs *rounds
 	if req.ToolRounds {
-		rs = &rounds{all: verdicts, provider: req.Provider, raw: raw}
+		rs = &rounds{all: verdicts, provider: req.Provider, raw: raw, recall: req.Recall}
 		j.group, j.alone = rs.price(budgeted, j.texts, lones, j.costs, tk)
 	}
 	j.inBlock = inBlock(budgeted, rs)
@@ -520,7 +530,7 @@ func sections(verdicts []policy.Verdict, rs *rounds) (blocks, window, calls []in
 		case !vd.Included():
 		case inRound || (vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage):
 			// Sent in its tool round, after the window.
-		case vd.Candidate.Type == model.TypeMessage:
+		case vd.Candidate.Type == model.TypeMessage && vd.Decision.As == model.AsMessage:
 			window = append(window, i)
 		default:
 			blocks = append(blocks, i)

@@ -45,6 +45,7 @@ type deriveMemoryParams struct {
 	PromotedFromRunID      string           `param:"promotedFromRunId,null"`
 	Sources                []map[string]any `param:"sources"`
 	Supersedes             []string         `param:"supersedes"`
+	SupersedeDerived       string           `param:"supersedeDerived,null"`
 	ConflictsWith          []string         `param:"conflictsWith"`
 	CreatedAt              time.Time        `param:"createdAt"`
 	RecordedAt             time.Time        `param:"recordedAt"`
@@ -157,11 +158,21 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 	}
 	sourceParams := make([]map[string]any, 0, len(in.DerivedFrom))
 	locators := []string{}
-	for _, id := range in.DerivedFrom {
+	for i, id := range in.DerivedFrom {
 		loc := in.Locators[id]
-		sourceParams = append(sourceParams, map[string]any{"id": id, "locator": nullable(loc)})
-		if loc != "" {
+		quoted := []string{}
+		if i == 0 {
+			quoted = orEmpty(in.QuotedLocators)
+		}
+		if loc == "" && len(quoted) > 0 {
+			loc = quoted[0]
+		}
+		sourceParams = append(sourceParams, map[string]any{"id": id, "locator": nullable(loc), "locators": quoted})
+		if loc != "" && len(quoted) == 0 {
 			locators = append(locators, id+"#"+loc)
+		}
+		for _, q := range quoted {
+			locators = append(locators, id+"#"+q)
 		}
 	}
 	createdAt, recordedAt := t.store.stamps(in.At)
@@ -179,7 +190,7 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 		ProvenanceLocators: locators, SourceArtifactIDs: in.DerivedFrom, PromotionPolicy: in.PromotionPolicy,
 		Visibility: visibility, SharedWithParticipants: orEmpty(shared),
 		OwnerParticipantID: newest.Props.str("ownerParticipantId"), OwnerRunID: newest.Props.str("ownerRunId"),
-		Sources: sourceParams, Supersedes: orEmpty(in.Supersedes),
+		Sources: sourceParams, Supersedes: orEmpty(in.Supersedes), SupersedeDerived: supersedeDerived(in),
 		ConflictsWith: orEmpty(in.ConflictsWith), CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
 	if err != nil {
@@ -189,6 +200,16 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 		return model.Memory{}, model.NotFound("branch", home)
 	}
 	return memoryOf(row.M), nil
+}
+
+// supersedeDerived names the promotionPolicy of the derived memories a new memory replaces:
+// a memory a client writes from artifacts replaces what the runtime derived from them
+// alone; a derived memory replaces nothing.
+func supersedeDerived(in model.NewMemory) string {
+	if in.PromotionPolicy == model.PromotionStructural {
+		return ""
+	}
+	return model.PromotionStructural
 }
 
 // commonLineage returns the branch, among the sources' branches, whose lineage holds every

@@ -74,6 +74,9 @@ type Store struct {
 	AfterStatement func(query string) error
 	// DeleteBatch is how many nodes each transaction of a conversation's deletion deletes.
 	DeleteBatch int
+	// Promoter derives the memory of a tool result recorded without client memories, in
+	// the result's transaction; nil derives none.
+	Promoter model.Promoter
 
 	// records is the assembler's cache of conversation copies (lineage.Cache); nil when
 	// disabled with SetRecordCache(0).

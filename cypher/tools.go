@@ -46,7 +46,11 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 		"id": id, "runId": in.RunID, "callId": callID, "tool": in.Tool,
 		"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
 		"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
+		"freshnessClass": nil, "staleAfter": nil, "revalidateWith": nil,
 		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
+	}
+	if f := in.Freshness; f != nil {
+		params["freshnessClass"], params["staleAfter"], params["revalidateWith"] = nullable(f.Class), nullable(f.StaleAfter), f.RevalidateWith
 	}
 	var rec *neo4j.Record
 	if in.RetryOf == "" && !keyed(ctx) {
@@ -207,6 +211,15 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		"toolVersion": nullable(in.ToolVersion), "createdAt": createdAt, "recordedAt": recordedAt,
 		"baselineTokens": baseline,
 	}
+	if len(in.Memories) == 0 && s.Promoter != nil && in.Status == string(model.ToolSucceeded) {
+		// The call's tool, arguments and declared freshness are fixed once it is recorded,
+		// so reading them first decides the same memory as reading them in the write.
+		if call, cerr := s.ToolCall(ctx, accountID, in.ToolCallID); cerr == nil {
+			if m, ok := s.Promoter.PromoteResult(accountID, call, in, createdAt); ok {
+				in.Memories = []model.NewMemory{m}
+			}
+		}
+	}
 	var written bool
 	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 && !keyed(ctx) {
 		var rec *neo4j.Record
@@ -264,6 +277,9 @@ func toolCallOf(p props) model.ToolCall {
 		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"), RunID: p.str("runId"),
 		Seq: p.i64("seq"), CallID: p.str("callId"), Tool: p.str("tool"), Arguments: p.raw("arguments"),
 		Status: p.str("status"), Retryable: p.boolean("retryable"), RetryOf: p.str("retryOf"), Stamp: stampOf(p),
+	}
+	if class, stale, with := p.str("freshnessClass"), p.str("staleAfter"), p.strs("revalidateWith"); class != "" || stale != "" || len(with) > 0 {
+		c.Freshness = &model.ToolFreshness{Class: class, StaleAfter: stale, RevalidateWith: with}
 	}
 	if code, msg := p.str("errorCode"), p.str("errorMessage"); code != "" || msg != "" {
 		c.Error = &model.ToolError{Code: code, Message: msg}

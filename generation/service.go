@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
 	"github.com/ctxgraph/ctxgraph/tracing"
 )
 
@@ -430,28 +432,69 @@ type stepRequest struct {
 	options          model.CallOptions
 }
 
-// step makes one model call of a run: assemble, call, record.
+// step makes the model calls of one request of a run: assemble, call, record, and again
+// while the model does nothing but recall (DESIGN §7), which ctxgraph answers itself. The
+// recall tool is offered at most the policy's recall.maxRounds times in a row. The result
+// is the last call's, with the usage of them all.
 func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest) (model.RunResult, error) {
-	res := model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}
+	v, err := policy.Resolve(sr.policyVersion)
+	if err != nil {
+		// The assembler refuses the version as it always has, recording the run's failure.
+		v = policy.Version{ID: sr.policyVersion}
+	}
+	var usage model.Usage
+	for n := 0; ; n++ {
+		mc := modelCall{first: n == 0, policy: v, recall: v.Recall != nil && sr.options.ToolChoice != model.ToolChoiceNone}
+		mc.offer = mc.recall && n < v.Recall.MaxRounds
+		res, recalled, err := s.call(ctx, accountID, run, pc, sr, mc)
+		usage.InputTokens += res.Usage.InputTokens
+		usage.OutputTokens += res.Usage.OutputTokens
+		res.Usage = usage
+		if err != nil || !recalled {
+			return res, err
+		}
+	}
+}
+
+// modelCall says how one model call of a step is made: whether it is the step's first,
+// under which policy version, whether its lines name artifacts for recall and whether the
+// recall tool is offered.
+type modelCall struct {
+	first         bool
+	policy        policy.Version
+	recall, offer bool
+}
+
+// call makes one model call of a run: assemble, call, record. recalled says the model
+// asked for nothing but recalls, which are answered: the step calls the model again.
+func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest, mc modelCall) (res model.RunResult, recalled bool, err error) {
+	res = model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}
 	start := time.Now()
 	a, recorded, err := s.Assembler.AssembleRecording(ctx, accountID, model.AssemblyRequest{
 		BranchID: run.BranchID, ParticipantID: pc.participant.ID, RunID: run.ID, RuntimeKind: run.RuntimeKind,
 		Provider: pc.provider.Name(), Model: pc.model, TokenBudget: sr.tokenBudget, ExactArtifactIDs: orEmpty(sr.exactArtifactIDs),
-		PolicyVersion: sr.policyVersion, ToolRounds: true,
+		PolicyVersion: mc.policy.ID, ToolRounds: true, Recall: mc.recall,
 	})
 	if err != nil {
 		s.fail(ctx, accountID, model.ModelCallRecord{RunID: run.ID}, &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"})
-		return res, err
+		return res, false, err
 	}
 	start = s.timed(StepAssemble, start)
 	res.AssemblyID = a.ID
 	res.Tokens = model.GenerationTokens{Assembled: a.Tokens.Assembled, Baseline: a.Tokens.Baseline}
 	emit := sr.options.OnEvent
-	if emit != nil {
+	if emit != nil && mc.first {
 		emit(model.GenerationEvent{Name: model.EventRunStarted, Data: map[string]string{"runId": run.ID, "participantId": pc.participant.ID, "assemblyId": a.ID}})
 	}
+	tools := sr.options.Tools
+	offered := mc.offer && a.Recallable
+	if offered {
+		// Recall comes after the client's own tools: a model that calls the first tool it
+		// is offered calls the client's.
+		tools = append(slices.Clone(tools), recallSpec)
+	}
 	preq := model.ProviderRequest{
-		Model: pc.model, Messages: a.Messages, Tools: sr.options.Tools, ToolChoice: sr.options.ToolChoice,
+		Model: pc.model, Messages: a.Messages, Tools: tools, ToolChoice: sr.options.ToolChoice,
 		MaxOutputTokens: sr.options.MaxOutputTokens, Temperature: sr.options.Temperature,
 	}
 	if emit != nil {
@@ -481,7 +524,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 	if _, rerr := recorded(); rerr != nil {
 		rec.AssemblyID = ""
 		s.fail(ctx, accountID, rec, &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"})
-		return res, rerr
+		return res, false, rerr
 	}
 	start = s.timed(StepRecordWait, start)
 	// What came back is recorded even when the client has gone.
@@ -501,33 +544,50 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 			s.reportFailure(rctx, accountID, run.ID, pe)
 		}
 		s.emitEnd(emit, res)
-		return res, nil
+		return res, false, nil
 	}
 	rec.ResponseID, rec.ResponseModel, rec.FinishReason, rec.Usage = resp.ID, resp.Model, resp.FinishReason, resp.Usage
 	res.FinishReason, res.Usage = resp.FinishReason, resp.Usage
 	if len(resp.ToolCalls) > 0 {
+		var recalls []model.ToolCall
 		for _, tc := range resp.ToolCalls {
 			callID := tc.ID
 			if callID == "" {
 				callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 			}
-			t, err := s.Graph.RequestToolCall(rctx, accountID, model.NewToolCall{RunID: run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments), CallID: callID})
+			t, err := s.Graph.RequestToolCall(rctx, accountID, model.NewToolCall{RunID: run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
+				CallID: callID, Freshness: declared(sr.options.Tools, tc.Name)})
 			if err != nil {
-				return res, err
+				return res, false, err
 			}
 			rt := model.RequestedToolCall{ID: t.ID, CallID: t.CallID, Tool: t.Tool, Arguments: t.Arguments}
-			res.ToolCalls = append(res.ToolCalls, rt)
+			if tc.Name == model.RecallTool && mc.recall {
+				rt.AnsweredBy = model.AnsweredByCtxgraph
+				recalls = append(recalls, t)
+			} else {
+				res.ToolCalls = append(res.ToolCalls, rt)
+			}
 			if emit != nil {
 				emit(model.GenerationEvent{Name: model.EventToolCall, Data: map[string]any{"runId": run.ID, "toolCall": rt}})
 			}
 		}
+		// Recalls are answered before the call's record releases the run, so that a
+		// continue never finds them without a result.
+		for _, t := range recalls {
+			if err := s.answerRecall(rctx, accountID, run, pc, mc, offered, t); err != nil {
+				return res, false, err
+			}
+		}
 		if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
-			return res, err
+			return res, false, err
 		}
 		s.timed(StepFinish, start)
+		if len(res.ToolCalls) == 0 && offered {
+			return res, true, nil
+		}
 		res.Status = model.RunAwaitingTools
 		s.emitEnd(emit, res)
-		return res, nil
+		return res, false, nil
 	}
 	var parents []string
 	if sr.replyTo != "" {
@@ -543,17 +603,27 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		ParentMessageIDs: parents, Visibility: visibility,
 	}, rec)
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
 	if run.RuntimeKind == "subagent" {
 		if _, err := s.Graph.Promote(rctx, accountID, model.NewPromotion{RunID: run.ID, Report: resp.Content}); err != nil {
-			return res, err
+			return res, false, err
 		}
 	}
 	s.timed(StepFinish, start)
 	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
 	s.emitEnd(emit, res)
-	return res, nil
+	return res, false, nil
+}
+
+// declared is what the offered tool of that name declared of its results' freshness.
+func declared(tools []model.ToolSpec, name string) *model.ToolFreshness {
+	for _, t := range tools {
+		if t.Name == name {
+			return t.Freshness()
+		}
+	}
+	return nil
 }
 
 // endProviderSpan ends a provider call's span with what the GenAI semantic conventions ask

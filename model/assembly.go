@@ -113,7 +113,14 @@ type AssemblyRequest struct {
 	// ToolRounds sends the run's answered calls as native tool rounds (DESIGN §6): set by
 	// the generation path, recorded so that replay renders them the same way.
 	ToolRounds bool `json:"toolRounds,omitempty"`
+	// Recall says the request offers the ctxgraph_recall tool (DESIGN §7): every memory line
+	// and reference then names its artifact, so that the model can recall it. Set by the
+	// generation path, recorded so that replay renders the same lines.
+	Recall bool `json:"recall,omitempty"`
 }
+
+// RecallTool is the name of the built-in recall tool (DESIGN §7).
+const RecallTool = "ctxgraph_recall"
 
 // SnapshotOptions say how a lineage snapshot is read, beside what the request asks.
 type SnapshotOptions struct {
@@ -214,9 +221,12 @@ type Assembly struct {
 	// Settled are the decisions of the records the budget never considered (omitted by a
 	// policy before it): shared, read-only, between assemblies of an unchanged lineage.
 	// AllDecisions yields both.
-	Settled   []Decision        `json:"-"`
-	CreatedAt time.Time         `json:"createdAt"`
-	Extra     map[string]string `json:"-"`
+	Settled []Decision `json:"-"`
+	// Recallable says the request names an artifact the model may recall (DESIGN §7): the
+	// recall tool is offered only then.
+	Recallable bool              `json:"-"`
+	CreatedAt  time.Time         `json:"createdAt"`
+	Extra      map[string]string `json:"-"`
 }
 
 // EncodeJSON encodes v without HTML escaping, so that text keeps `&`, `<` and `>` as

@@ -23,6 +23,9 @@ const (
 // have endpoints of their own (discussions, subagents, resume) or are the scheduler's.
 var TurnRuntimeKinds = []string{"chat", "multi_model", "branch_submission"}
 
+// ToolChoiceNone offers the model no tool: not even recall.
+const ToolChoiceNone = "none"
+
 // ToolChoices lists the tool choices a generation accepts besides a tool's name.
 var ToolChoices = []string{"auto", "none", "required"}
 
@@ -32,6 +35,20 @@ type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	// FreshnessClass, StaleAfter (a duration from when a result is observed) and
+	// RevalidateWith declare how long the tool's results stay current: the memories derived
+	// from them take them (DESIGN §7). They are not sent to the provider.
+	FreshnessClass string   `json:"freshnessClass,omitempty"`
+	StaleAfter     string   `json:"staleAfter,omitempty"`
+	RevalidateWith []string `json:"revalidateWith,omitempty"`
+}
+
+// Freshness is the tool's declaration of its results' freshness, nil when it makes none.
+func (t ToolSpec) Freshness() *ToolFreshness {
+	if t.FreshnessClass == "" && t.StaleAfter == "" && len(t.RevalidateWith) == 0 {
+		return nil
+	}
+	return &ToolFreshness{Class: t.FreshnessClass, StaleAfter: t.StaleAfter, RevalidateWith: t.RevalidateWith}
 }
 
 // ProviderRequest is one model call in ctxgraph's own form, before a provider's wire
@@ -232,7 +249,13 @@ type RequestedToolCall struct {
 	CallID    string          `json:"callId"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	// AnsweredBy is "ctxgraph" on a call ctxgraph answered itself (a recall): the client
+	// neither runs it nor posts its result.
+	AnsweredBy string `json:"answeredBy,omitempty"`
 }
+
+// AnsweredByCtxgraph marks a call ctxgraph answered itself.
+const AnsweredByCtxgraph = "ctxgraph"
 
 // GenerationTokens is ctxgraph's own count of a run's last request against history replay.
 type GenerationTokens struct {
@@ -289,6 +312,8 @@ type RecordingAssembler interface {
 	// AssembleRecording returns the assembly and recorded, which waits for the record and
 	// returns the assembly's timings with the record's time.
 	AssembleRecording(ctx context.Context, accountID string, req AssemblyRequest) (a Assembly, recorded func() (Timings, error), err error)
+	// Preview computes an assembly without recording it: what the policies decide now.
+	Preview(ctx context.Context, accountID string, req AssemblyRequest) (Assembly, error)
 }
 
 // Generator runs turns: it assembles, calls providers and records what came back.

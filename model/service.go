@@ -70,6 +70,8 @@ type NewToolCall struct {
 	Arguments json.RawMessage
 	CallID    string
 	RetryOf   string
+	// Freshness is the tool's declaration, when the request that offered it made one.
+	Freshness *ToolFreshness
 	At        *time.Time
 }
 
@@ -98,8 +100,11 @@ type ToolResultRecorded struct {
 // NewMemory derives a memory from one or more artifacts. Owner, branch and visibility come
 // from the sources; privacy is the most restrictive of theirs unless named.
 type NewMemory struct {
-	DerivedFrom            []string
-	Locators               map[string]string
+	DerivedFrom []string
+	Locators    map[string]string
+	// QuotedLocators locate, in the first source, each value the memory quotes (a JSON
+	// Pointer, or a line or byte range): a derived memory names one per value.
+	QuotedLocators         []string
 	Summary                string
 	Data                   json.RawMessage
 	SafeSummary            string
@@ -186,7 +191,8 @@ type ExecutionGraph interface {
 	RequestToolCall(ctx context.Context, accountID string, in NewToolCall) (ToolCall, error)
 	// ToolCall reads a tool call.
 	ToolCall(ctx context.Context, accountID, id string) (ToolCall, error)
-	// RecordToolResult captures a tool call's outcome as an artifact, with optional memories;
+	// RecordToolResult captures a tool call's outcome as an artifact, with optional memories
+	// (without them, the memory its Promoter derives);
 	// KindConflict when the call already has a final outcome.
 	RecordToolResult(ctx context.Context, accountID string, in ToolResult) (ToolResultRecorded, error)
 	// DeriveMemory derives a memory from artifacts.
@@ -289,4 +295,14 @@ type BlobStore interface {
 type Pinger interface {
 	// Ping returns KindUnavailable when the database does not answer.
 	Ping(ctx context.Context) error
+}
+
+// Promoter decides the memory the runtime derives from a tool result recorded without
+// client memories (DESIGN §7), under the account's policy. ok is false when it derives none
+// (the policy derives nothing, or the outcome is not a final success: failed, pending and
+// deferred calls stay recovery state). observedAt is when the result was recorded (its event
+// time). The memory's sources, owner and visibility are the artifact's, filled in by the
+// store.
+type Promoter interface {
+	PromoteResult(accountID string, call ToolCall, result ToolResult, observedAt time.Time) (memory NewMemory, ok bool)
 }

@@ -33,6 +33,11 @@ const (
 	MemoryKindReport          = "promoted_report"
 )
 
+// PromotionStructural is the promotionPolicy of a memory the runtime derived with the
+// structural extractor (DESIGN §7). A memory a client or a summariser writes from the same
+// artifacts supersedes it.
+const PromotionStructural = "promotion.structural"
+
 // PrivacyRank orders privacy classes by restriction; unknown classes rank above every known
 // one, so that combining them keeps the unknown (and therefore restricted) class.
 func PrivacyRank(class string) int {
@@ -187,7 +192,19 @@ type ToolCall struct {
 	RetryOf        string          `json:"retryOf,omitempty"`
 	Error          *ToolError      `json:"error,omitempty"`
 	ArtifactIDs    []string        `json:"artifactIds,omitempty"`
+	// Freshness is what the tool's declaration on the generation request said of its
+	// results' freshness (DESIGN §7); nil when it said nothing.
+	Freshness *ToolFreshness `json:"freshness,omitempty"`
 	Stamp
+}
+
+// ToolFreshness is a tool's declaration of how long its results stay current: the class of
+// the memories derived from them, how long after they were observed they go stale, and the
+// tools that revalidate them.
+type ToolFreshness struct {
+	Class          string   `json:"freshnessClass,omitempty"`
+	StaleAfter     string   `json:"staleAfter,omitempty"`
+	RevalidateWith []string `json:"revalidateWith,omitempty"`
 }
 
 // Artifact is the raw, durable record of one tool execution (a ToolArtifact node), without

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -21,6 +22,9 @@ type Request struct {
 	// provider's native form (DESIGN §6): each call with its result, never one without
 	// the other. The generation path sets it.
 	ToolRounds bool
+	// Recall says the request offers the recall tool: memory lines and references then
+	// name the artifact to recall (Verdict.RecallID).
+	Recall bool
 }
 
 // Budget tiers, filled in this order.
@@ -69,6 +73,11 @@ type Verdict struct {
 	CarriesAnswer bool
 	// Answer is set on such a call's recovery item: the artifact holding its answer so far.
 	Answer *Answer
+	// RecallID is the artifact a memory line or a reference names for recall, when the
+	// request offers it.
+	RecallID string
+	// Stated are the values an older user message stated, quoted where it left the window.
+	Stated []extract.Value
 }
 
 // Answer is how an unresolved call's answer so far is shown with it.
@@ -143,6 +152,7 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 			}
 		}
 	}
+	latest := latestRound(v, req, cands)
 	var rawBytes int64
 	rawArtifacts := map[string]bool{}
 	recoveryCalls := map[string]bool{}
@@ -170,12 +180,12 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 				recoveryCalls[c.ID] = true
 			}
 		case model.TypeArtifact:
-			*vd = judgeArtifact(v, req, c, recoveryCalls, summarised, &rawBytes)
+			*vd = judgeArtifact(v, req, c, recoveryCalls, summarised, latest, &rawBytes)
 			if vd.Included() && vd.Decision.As == model.AsRaw {
 				rawArtifacts[c.ID] = true
 			}
 		case model.TypeMessage:
-			*vd = judgeMessage(req, c, window, current)
+			*vd = judgeMessage(v, req, c, window, current)
 		case model.TypeCheckpoint:
 			*vd = judgeRunState(c, latestCheckpoint, checkpointState)
 		case model.TypeSkills:
@@ -192,8 +202,62 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 			}
 		}
 	}
+	if req.Recall {
+		for i := range verdicts {
+			verdicts[i].RecallID = recallID(&verdicts[i])
+		}
+	}
 	markConflicts(verdicts)
 	return verdicts
+}
+
+// recallID is the artifact a record's line names for recall: a reference's own, a memory's
+// first live source. A memory shown through its safe summary names none: its provider may
+// not receive the body.
+func recallID(vd *Verdict) string {
+	c := vd.Candidate
+	switch {
+	case c.Type == model.TypeArtifact && vd.Decision.As == model.AsReference && !vd.CarriesAnswer:
+		return c.ID
+	case c.Type == model.TypeMemory && !vd.Restricted && len(c.Memory.LiveSourceIDs) > 0 && !c.Memory.Report:
+		return c.Memory.LiveSourceIDs[0]
+	}
+	return ""
+}
+
+// latestRound returns the artifacts of the latest tool round of the run being generated:
+// the outcomes of the calls made after the run's last earlier outcome. The model asked for
+// them in its last answer, so they go back raw, within privacy and the budgets, even where a
+// memory could stand in (judgeArtifact). It is empty but on the generation path (a request
+// for tool rounds: elsewhere the memory a client wrote stands in, as it always has) and
+// under versions without promotion rules.
+func latestRound(v Version, req Request, cands []model.Candidate) map[string]bool {
+	out := map[string]bool{}
+	if v.Promotion == nil || req.RunID == "" || !req.ToolRounds {
+		return out
+	}
+	var lastCall int64 = -1
+	callSeq := map[string]int64{}
+	for i := range cands {
+		if c := &cands[i]; c.Type == model.TypeToolCall && c.OwnerRunID == req.RunID {
+			callSeq[c.ID] = c.Seq
+			lastCall = max(lastCall, c.Seq)
+		}
+	}
+	// The round starts after the last outcome recorded before its last call.
+	var after int64 = -1
+	for i := range cands {
+		if c := &cands[i]; c.Type == model.TypeArtifact && c.OwnerRunID == req.RunID && c.Seq < lastCall && c.Seq > after {
+			after = c.Seq
+		}
+	}
+	for i := range cands {
+		c := &cands[i]
+		if seq, ok := callSeq[c.Artifact.ToolCallID]; ok && c.Type == model.TypeArtifact && seq > after {
+			out[c.ID] = true
+		}
+	}
+	return out
 }
 
 // Ownership decides whether the participant may see a record at all: another branch's
@@ -310,7 +374,7 @@ func judgeCall(v Version, req Request, c *model.Candidate, _ model.Decision) Ver
 // the artifact, or it is a result of the assembly run's own calls that no memory stands in
 // for — privacy allows it for the provider, and it fits the rehydration byte budget;
 // otherwise its memory, a reference or nothing.
-func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, summarised map[string]bool, rawBytes *int64) Verdict {
+func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, summarised, latest map[string]bool, rawBytes *int64) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	exact := model.Contains(req.ExactArtifactIDs, c.ID)
 	currentRun := req.RunID != "" && c.OwnerRunID == req.RunID
@@ -333,8 +397,13 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 	case recoveryCalls[c.Artifact.ToolCallID] && !exact:
 		vd.Decision = omit(c, model.PolicyRecovery, RuleRepresentedByCall, model.ReasonDuplicate)
 		return vd
-	case !exact && currentRun && summarised[c.ID]:
+	case !exact && currentRun && summarised[c.ID] && !latest[c.ID]:
 		vd.Decision = omit(c, model.PolicyRehydration, RuleMemoryStandsIn, model.ReasonDuplicate)
+		return vd
+	case !exact && !currentRun && v.Promotion != nil && !summarised[c.ID] && c.Tool.Status == model.ToolSucceeded:
+		// Nothing stands in for this completed round: it is named, never left out silently.
+		vd.Decision = include(c, model.PolicyWindow, RuleRoundReference, model.AsReference, "an older completed round with no memory")
+		vd.Tier = TierMemory
 		return vd
 	case !exact && !currentRun:
 		vd.Decision = omit(c, model.PolicyWindow, RuleRawNotReplayed, model.ReasonWindow)
@@ -348,7 +417,13 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 	}
 	*rawBytes += size
 	rule := RuleExactRequested
-	if !exact {
+	switch {
+	case exact:
+	case c.Tool.Name == model.RecallTool:
+		rule = RuleModelRequested
+	case latest[c.ID] && summarised[c.ID]:
+		rule = RuleLatestRound
+	default:
 		rule = RuleCurrentRunResult
 	}
 	vd.Decision = include(c, model.PolicyRehydration, rule, model.AsRaw, "exact evidence")
@@ -379,7 +454,7 @@ func judgeHandle(v Version, c *model.Candidate, rawBytes *int64) Verdict {
 
 // judgeMessage keeps the conversation window as messages; in a discussion every system
 // message is a moderator directive and is always kept.
-func judgeMessage(req Request, c *model.Candidate, window map[string]bool, current string) Verdict {
+func judgeMessage(v Version, req Request, c *model.Candidate, window map[string]bool, current string) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	switch {
 	case c.ID == current:
@@ -393,8 +468,25 @@ func judgeMessage(req Request, c *model.Candidate, window map[string]bool, curre
 		vd.Tier = TierWindow
 	default:
 		vd.Decision = omit(c, model.PolicyWindow, RuleOlderTurn, model.ReasonWindow)
+		if p := v.Promotion; p != nil && p.UserMessageValues > 0 && c.Message.Role == "user" {
+			// What a later turn may need of it stands in: the values it stated, quoted.
+			if stated := extract.StatedValues(c.Message.Content, p.UserMessageValues); len(stated) > 0 {
+				vd.Stated = stated
+				vd.Decision = include(c, model.PolicyWindow, RuleOlderTurnValues, model.AsMemory, "values stated in a turn that left the window, at "+locators(stated))
+				vd.Tier = TierMemory
+			}
+		}
 	}
 	return vd
+}
+
+// locators lists where stated values stand in their message.
+func locators(stated []extract.Value) string {
+	locs := make([]string, len(stated))
+	for i, s := range stated {
+		locs[i] = s.Locator
+	}
+	return strings.Join(locs, ", ")
 }
 
 // runState is how the policies decide about one kind of run state: its form and policy

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -626,9 +628,72 @@ func TestJudgeRehydration(t *testing.T) {
 			want:  map[string]want{"a1": omitted(model.ReasonParticipant, "visibility.participant_private")},
 		},
 		{
-			name:  "an artifact not asked for, of an earlier run, is not replayed",
-			cands: []model.Candidate{artifact("a1", 1)},
-			want:  map[string]want{"a1": omitted(model.ReasonWindow, "window.raw_not_replayed")},
+			name:    "under a version without promotion rules, an artifact of an earlier run is not replayed",
+			version: retired[0].ID,
+			cands:   []model.Candidate{artifact("a1", 1)},
+			want:    map[string]want{"a1": omitted(model.ReasonWindow, "window.raw_not_replayed")},
+		},
+		{
+			name:  "an earlier run's completed round that no memory stands in for is a reference, never silence",
+			cands: []model.Candidate{artifact("a1", 1), artifact("a2", 2, status(model.ToolFailed))},
+			want: map[string]want{
+				"a1": {as: model.AsReference, rule: "window.round_reference"},
+				"a2": omitted(model.ReasonWindow, "window.raw_not_replayed"),
+			},
+		},
+		{
+			name:  "an earlier run's round is left to the memory that stands in for it",
+			cands: []model.Candidate{artifact("a1", 1), memory("m1", 2, derivedFrom([]string{"a1"}, "a1"))},
+			want:  map[string]want{"a1": omitted(model.ReasonWindow, "window.raw_not_replayed"), "m1": asMemory},
+		},
+		{
+			name: "the run's latest round is raw though a memory could stand in; an earlier round is its memory",
+			req:  func(r *Request) { r.ToolRounds = true },
+			cands: []model.Candidate{
+				toolCall("c1", 1, "succeeded", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a1"} }),
+				artifact("a1", 2, inRun(myRun), ofCall("c1")),
+				memory("m1", 3, derivedFrom([]string{"a1"}, "a1"), inRun(myRun)),
+				toolCall("c2", 4, "succeeded", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a2"} }),
+				toolCall("c3", 5, "succeeded", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a3"} }),
+				artifact("a2", 6, inRun(myRun), ofCall("c2")),
+				memory("m2", 7, derivedFrom([]string{"a2"}, "a2"), inRun(myRun)),
+				artifact("a3", 8, inRun(myRun), ofCall("c3")),
+			},
+			want: map[string]want{
+				"a1": omitted(model.ReasonDuplicate, "rehydration.memory_stands_in"),
+				"m1": asMemory,
+				"a2": {as: model.AsRaw, rule: "rehydration.latest_round"},
+				"m2": omitted(model.ReasonDuplicate, "rehydration.raw_source_included"),
+				"a3": {as: model.AsRaw, rule: "rehydration.current_run_result"},
+			},
+		},
+		{
+			name: "outside the generation path, the memory a client wrote stands in for the latest round",
+			cands: []model.Candidate{
+				toolCall("c1", 1, "succeeded", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a1"} }),
+				artifact("a1", 2, inRun(myRun), ofCall("c1")),
+				memory("m1", 3, derivedFrom([]string{"a1"}, "a1"), inRun(myRun)),
+			},
+			want: map[string]want{"a1": omitted(model.ReasonDuplicate, "rehydration.memory_stands_in"), "m1": asMemory},
+		},
+		{
+			name:    "under a version without promotion rules, a memory stands in for the latest round too",
+			version: retired[0].ID,
+			req:     func(r *Request) { r.ToolRounds = true },
+			cands: []model.Candidate{
+				toolCall("c1", 1, "succeeded", func(c *model.Candidate) { c.Call.ArtifactIDs = []string{"a1"} }),
+				artifact("a1", 2, inRun(myRun), ofCall("c1")),
+				memory("m1", 3, derivedFrom([]string{"a1"}, "a1"), inRun(myRun)),
+			},
+			want: map[string]want{"a1": omitted(model.ReasonDuplicate, "rehydration.memory_stands_in"), "m1": asMemory},
+		},
+		{
+			name: "a recall's answer is the model's own request",
+			cands: []model.Candidate{
+				toolCall("c1", 1, "succeeded", func(c *model.Candidate) { c.Tool.Name, c.Call.ArtifactIDs = model.RecallTool, []string{"a1"} }),
+				artifact("a1", 2, inRun(myRun), ofCall("c1"), func(c *model.Candidate) { c.Tool.Name = model.RecallTool }),
+			},
+			want: map[string]want{"a1": {as: model.AsRaw, rule: "rehydration.model_requested"}},
 		},
 		{
 			name: "a current-run result is raw unless a memory stands in for it",
@@ -1378,5 +1443,72 @@ func TestJudgeHandleNamesItsCall(t *testing.T) {
 	}
 	if got["envelope"] != "h-envelope raw" || got["bare"] != "" {
 		t.Errorf("got handles %v, want envelope's h-envelope and none for bare", got)
+	}
+}
+
+func TestJudgeOlderTurnValues(t *testing.T) {
+	said := func(text string) opt { return func(c *model.Candidate) { c.Message.Content = text } }
+	var cands []model.Candidate
+	cands = append(cands, message("u0", 0, "user", said("My access token is tok_9f8e7d; I fly from SFO.")),
+		message("u1", 1, "user", said("thanks, that is all")))
+	for i := int64(2); i < 12; i++ {
+		cands = append(cands, message(fmt.Sprintf("m%d", i), i, "assistant"))
+	}
+	cands = append(cands, message("u12", 12, "user"))
+	runJudgeCases(t, []judgeCase{
+		{
+			name:  "an older user turn that stated values stands in as them; one that stated none stays out",
+			cands: cands,
+			want: map[string]want{
+				"u0": {as: model.AsMemory, rule: "window.older_turn_values"},
+				"u1": omitted(model.ReasonWindow, "window.older_turn"),
+			},
+		},
+		{
+			name:    "under a version without promotion rules, older turns stay out",
+			version: retired[0].ID,
+			cands:   cands,
+			want:    map[string]want{"u0": omitted(model.ReasonWindow, "window.older_turn")},
+		},
+	})
+	for _, vd := range Judge(mustResolve(t, ""), baseRequest(), cands) {
+		if vd.Candidate.ID != "u0" {
+			continue
+		}
+		var got []string
+		for _, s := range vd.Stated {
+			got = append(got, s.Text)
+		}
+		if want := []string{"tok_9f8e7d", "SFO"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("u0 stated: got %q, want %q", got, want)
+		}
+		if !strings.Contains(vd.Decision.Reason, "bytes=") {
+			t.Errorf("u0: got reason %q, want it to locate each value", vd.Decision.Reason)
+		}
+	}
+}
+
+func TestJudgeRecallNamesArtifacts(t *testing.T) {
+	cands := []model.Candidate{
+		artifact("a1", 1),
+		artifact("a2", 2),
+		memory("m2", 3, derivedFrom([]string{"a2"}, "a2")),
+		artifact("a3", 4, privacy("google_derived")),
+		memory("m3", 5, derivedFrom([]string{"a3"}, "a3"), privacy("google_derived"), safeSummary("a table")),
+	}
+	for _, recall := range []bool{true, false} {
+		req := baseRequest()
+		req.Recall = recall
+		got := map[string]string{}
+		for _, vd := range Judge(mustResolve(t, ""), req, cands) {
+			got[vd.Candidate.ID] = vd.RecallID
+		}
+		want := map[string]string{"a1": "a1", "a2": "", "m2": "a2", "a3": "", "m3": ""}
+		if !recall {
+			want = map[string]string{"a1": "", "a2": "", "m2": "", "a3": "", "m3": ""}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("recall %v: got %v, want %v", recall, got, want)
+		}
 	}
 }

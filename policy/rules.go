@@ -58,6 +58,8 @@ const (
 	RuleMemoryStandsIn           model.Rule = "rehydration.memory_stands_in"
 	RuleRawSourceIncluded        model.Rule = "rehydration.raw_source_included"
 	RuleRawSourceTrimmed         model.Rule = "rehydration.raw_source_trimmed"
+	RuleLatestRound              model.Rule = "rehydration.latest_round"
+	RuleModelRequested           model.Rule = "rehydration.model_requested"
 
 	RuleCurrentMessage      model.Rule = "window.current_message"
 	RuleDiscussionDirective model.Rule = "window.discussion_directive"
@@ -65,6 +67,8 @@ const (
 	RuleOlderTurn           model.Rule = "window.older_turn"
 	RuleCompletedToolRound  model.Rule = "window.completed_tool_round"
 	RuleRawNotReplayed      model.Rule = "window.raw_not_replayed"
+	RuleRoundReference      model.Rule = "window.round_reference"
+	RuleOlderTurnValues     model.Rule = "window.older_turn_values"
 
 	RuleBudgetWindow       model.Rule = "budget.tier_window"
 	RuleBudgetEvidence     model.Rule = "budget.tier_evidence"

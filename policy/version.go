@@ -52,6 +52,59 @@ type Version struct {
 	DefaultTokenBudget int `json:"defaultTokenBudget"`
 	// BudgetPriorities is the order in which the budget is filled.
 	BudgetPriorities []string `json:"budgetPriorities"`
+	// Promotion decides the memories the runtime derives (DESIGN §7); nil derives none.
+	// It is left out of the content when nil, so that versions defined before it keep
+	// their ids and the assemblies recorded under them keep replaying.
+	Promotion *Promotion `json:"promotion,omitempty"`
+	// Recall offers the built-in ctxgraph_recall tool on the generation path; nil offers
+	// nothing.
+	Recall *Recall `json:"recall,omitempty"`
+}
+
+// Promotion is a version's promotion rules: when and how a memory is derived from a tool
+// result recorded without client memories, and from a user message that left the window.
+type Promotion struct {
+	// Extractor names the extractor that derives memories, as name/version.
+	Extractor string `json:"extractor"`
+	// VerbatimTokens: a result whose memory line fits this many tokens is quoted whole.
+	VerbatimTokens int `json:"verbatimTokens"`
+	// DigestTokens bounds the digest of a larger result.
+	DigestTokens int `json:"digestTokens"`
+	// FreshnessClass is the class of a derived memory whose tool declares none.
+	FreshnessClass string `json:"freshnessClass"`
+	// ToolFreshness gives the class by tool name, where the tool's declaration gives none.
+	ToolFreshness map[string]string `json:"toolFreshness,omitempty"`
+	// UserMessageValues is how many values stated in a user message that left the window
+	// stand in for it (identifiers, figures, names); 0 derives nothing from messages.
+	UserMessageValues int `json:"userMessageValues"`
+	// Summarizer, when set, names a configured provider and model that summarises derived
+	// memories as memory_extraction runs.
+	Summarizer *Summarizer `json:"summarizer,omitempty"`
+}
+
+// Summarizer is the provider and model of the optional model summariser.
+type Summarizer struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// Recall is a version's recall settings.
+type Recall struct {
+	// MaxRounds is how many recalls in a row a run may make before the tool is withdrawn
+	// for that model call.
+	MaxRounds int `json:"maxRounds"`
+}
+
+// PromotionRule is the promotionPolicy a derived memory records: the rule that made it.
+const PromotionRule = model.PromotionStructural
+
+// FreshnessFor is the freshness class of a memory derived from a result of tool, when the
+// tool declared none.
+func (p *Promotion) FreshnessFor(tool string) string {
+	if c, ok := p.ToolFreshness[tool]; ok {
+		return c
+	}
+	return p.FreshnessClass
 }
 
 // Duration is a time.Duration that reads and writes as a Go duration string.
@@ -103,8 +156,31 @@ func baseVersion(name, description, stale string) Version {
 	}
 }
 
+// derived is the promotion and recall of the embedded versions: memories derived from every
+// result recorded without client memories, and recall offered. docs/assembly.md says how the
+// token settings were chosen.
+func derived(v Version) Version {
+	v.Promotion = &Promotion{Extractor: "structural/1", VerbatimTokens: 160, DigestTokens: 240,
+		FreshnessClass: model.DefaultFreshnessClass, UserMessageValues: 12}
+	v.Recall = &Recall{MaxRounds: 3}
+	return v
+}
+
 // versions are the embedded policy versions, by name. The first is the default.
 var versions = func() []Version {
+	vs := []Version{
+		derived(baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools; memories are derived from tool results and recall is offered.", StaleMark)),
+		derived(baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked; memories are derived from tool results and recall is offered.", StaleOmit)),
+	}
+	for i := range vs {
+		vs[i].ID = contentID(vs[i])
+	}
+	return vs
+}()
+
+// retired are versions that were once embedded under a name that now names another: they
+// resolve by their full id only, so that the assemblies recorded under them still replay.
+var retired = func() []Version {
 	vs := []Version{
 		baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools.", StaleMark),
 		baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked.", StaleOmit),
@@ -134,6 +210,11 @@ func Resolve(nameOrID string) (Version, error) {
 	}
 	for _, v := range versions {
 		if v.ID == nameOrID || v.Name == nameOrID {
+			return v, nil
+		}
+	}
+	for _, v := range retired {
+		if v.ID == nameOrID {
 			return v, nil
 		}
 	}

@@ -285,7 +285,9 @@ func (p *playback) event(e Event) error {
 		if err != nil {
 			return err
 		}
-		if out.ArtifactID == "" || len(out.MemoryIDs) != len(e.Memories) {
+		// Without client memories, the server may derive one (DESIGN §7).
+		derived := len(e.Memories) == 0 && len(out.MemoryIDs) == 1
+		if out.ArtifactID == "" || (len(out.MemoryIDs) != len(e.Memories) && !derived) {
 			return fmt.Errorf("POST /v1/tool-calls/%s/result: got artifactId %q and %d memoryIds, want an artifact and %d memories",
 				call, out.ArtifactID, len(out.MemoryIDs), len(e.Memories))
 		}
@@ -293,6 +295,13 @@ func (p *playback) event(e Event) error {
 		for i, m := range e.Memories {
 			ids.memories[m.Key] = out.MemoryIDs[i]
 			ids.memorySources[m.Key] = unique(append([]string{e.Call}, m.DerivedFrom...))
+		}
+		if derived {
+			// A derived memory has no key of the file's: it is named after its call, and a
+			// call's key matches it as "a memory derived from it".
+			key := derivedKey(e.Call, len(ids.artifacts[e.Call]))
+			ids.memories[key] = out.MemoryIDs[0]
+			ids.memorySources[key] = []string{e.Call}
 		}
 		return nil
 
@@ -567,6 +576,9 @@ func (k *keyIndex) memoryBody(m Memory, ownCall string) (client.Memory, error) {
 
 // decodeStrict decodes raw, a scenario's JSON, into a request body, refusing fields the
 // body does not have.
+// derivedKey names the memory the server derived from the n-th result of a call.
+func derivedKey(call string, n int) string { return fmt.Sprintf("%s#derived%d", call, n) }
+
 func decodeStrict(raw []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

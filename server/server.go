@@ -15,6 +15,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/metrics"
+	"github.com/ctxgraph/ctxgraph/promotion"
 	"github.com/ctxgraph/ctxgraph/provider"
 )
 
@@ -80,7 +81,8 @@ func New(cfg Config) *Server {
 }
 
 // OpenStore opens the blob directory and the Neo4j store over it, counting tokens with the
-// o200k_base vocabulary. The schema is not migrated: that is the caller's (Store.Migrate).
+// o200k_base vocabulary and deriving memories under the default policy's promotion rules.
+// The schema is not migrated: that is the caller's (Store.Migrate).
 func OpenStore(neo4j cypher.Config, blobDir string) (*cypher.Store, error) {
 	blobs, err := blob.Open(blobDir)
 	if err != nil {
@@ -91,5 +93,6 @@ func OpenStore(neo4j cypher.Config, blobDir string) (*cypher.Store, error) {
 		return nil, err
 	}
 	store.Tokens = assembly.MustTokenizer("o200k_base")
+	store.Promoter = promotion.New(store.Tokens)
 	return store, nil
 }

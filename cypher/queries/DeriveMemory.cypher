@@ -1,6 +1,7 @@
 // name: DeriveMemory
 // Creates a memory at its branch's next seq, DERIVED_FROM its source artifacts (with their
-// locators), SUPERSEDES the memories it replaces and CONFLICTS_WITH those it contradicts.
+// locators: the first, and every value's of a derived memory), SUPERSEDES the memories it replaces
+// (those it names, and those the runtime derived from its sources) and CONFLICTS_WITH those it contradicts.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b.seq = b.seq + 1, b.rev = b.rev + 1
 WITH b, b.seq AS seq, b.rev AS rev
@@ -19,12 +20,22 @@ WITH m
 CALL (m) {
   UNWIND $sources AS src
   MATCH (a:ToolArtifact {id: src.id, accountId: $accountId})
-  CREATE (m)-[:DERIVED_FROM {locator: src.locator}]->(a)
+  CREATE (m)-[:DERIVED_FROM {locator: src.locator, locators: src.locators}]->(a)
 }
 CALL (m) {
   UNWIND $supersedes AS oldId
   MATCH (old:ToolMemory {id: oldId, accountId: $accountId})
   CREATE (m)-[:SUPERSEDES]->(old)
+}
+// A memory the runtime derived from these sources alone is replaced by this one, unless the
+// request names it already or this memory is derived too ($supersedeDerived null).
+CALL (m) {
+  UNWIND $sources AS src
+  MATCH (derived:ToolMemory {accountId: $accountId, promotionPolicy: $supersedeDerived})-[:DERIVED_FROM]->(:ToolArtifact {id: src.id, accountId: $accountId})
+  WHERE $supersedeDerived IS NOT NULL AND NOT derived.id IN $supersedes AND derived <> m
+    AND all(s IN derived.sourceArtifactIds WHERE s IN [x IN $sources | x.id])
+  WITH DISTINCT derived
+  CREATE (m)-[:SUPERSEDES]->(derived)
 }
 CALL (m) {
   UNWIND $conflictsWith AS otherId

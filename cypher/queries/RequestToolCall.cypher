@@ -24,6 +24,7 @@ CALL (row) {
                       runId: r.id, participantId: r.participantId, callId: row.callId, tool: row.tool,
                       arguments: row.arguments, argumentsRef: row.argumentsRef, argumentsSha256: row.argumentsSha256,
                       argumentsBytes: row.argumentsBytes, baselineTokens: row.baselineTokens, status: 'pending', retryable: false, retryOf: row.retryOf,
+                      freshnessClass: row.freshnessClass, staleAfter: row.staleAfter, revalidateWith: row.revalidateWith,
                       rev: rev, createdAt: row.createdAt, recordedAt: row.recordedAt})
   CREATE (r)-[:REQUESTED]->(t)
   RETURN t

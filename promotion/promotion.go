@@ -1,0 +1,70 @@
+// Package promotion decides the memories ctxgraph derives itself (DESIGN §7): from a tool
+// result recorded without client memories, under the policy version's promotion rules,
+// with the structural extractor. It is pure: the same call, result and policy version give
+// the same memory.
+package promotion
+
+import (
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/extract"
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// Promoter derives memories from tool results (model.Promoter).
+type Promoter struct {
+	// Tokens counts the tokens the promotion's settings are measured in.
+	Tokens model.TokenCounter
+	// Policy returns the version whose promotion rules apply to an account's results.
+	Policy func(accountID string) (policy.Version, error)
+}
+
+// New returns a Promoter under the embedded default version.
+func New(tokens model.TokenCounter) *Promoter {
+	return &Promoter{Tokens: tokens, Policy: func(string) (policy.Version, error) { return policy.Resolve("") }}
+}
+
+// PromoteResult derives the memory of a final, successful result: see model.Promoter.
+func (p *Promoter) PromoteResult(accountID string, call model.ToolCall, result model.ToolResult, observedAt time.Time) (model.NewMemory, bool) {
+	if result.Status != string(model.ToolSucceeded) {
+		return model.NewMemory{}, false
+	}
+	v, err := p.Policy(accountID)
+	if err != nil || v.Promotion == nil {
+		return model.NewMemory{}, false
+	}
+	return Derive(*v.Promotion, call, result.Result, observedAt, p.Tokens), true
+}
+
+// Derive is the memory the promotion rules make of a call's result body: the structural
+// extractor's summary, safe summary and locators, the freshness the tool declared (else the
+// policy's class for it), confidence 1 (values are quoted, never paraphrased) and the rule
+// that made it. observedAt is the result's event time, from which a declared staleAfter
+// counts.
+func Derive(rules policy.Promotion, call model.ToolCall, body []byte, observedAt time.Time, tokens model.TokenCounter) model.NewMemory {
+	m := extract.Derive(extract.Result{Tool: call.Tool, Arguments: call.Arguments, Body: body},
+		extract.Settings{VerbatimTokens: rules.VerbatimTokens, DigestTokens: rules.DigestTokens}, tokens)
+	one := 1.0
+	out := model.NewMemory{
+		Summary: m.Summary, SafeSummary: m.SafeSummary, QuotedLocators: m.Locators, Confidence: &one,
+		ConfidenceSource: extract.Source(), PromotionPolicy: policy.PromotionRule,
+		FreshnessClass: rules.FreshnessFor(call.Tool), RevalidateWith: []string{call.Tool},
+	}
+	if !m.Whole {
+		out.Limitations = "a digest: values left out are in the artifact, by recall"
+	}
+	if f := call.Freshness; f != nil {
+		if f.Class != "" {
+			out.FreshnessClass = f.Class
+		}
+		if len(f.RevalidateWith) > 0 {
+			out.RevalidateWith = f.RevalidateWith
+		}
+		if d, err := time.ParseDuration(f.StaleAfter); err == nil && f.StaleAfter != "" {
+			stale := observedAt.Add(d)
+			out.StaleAfter = &stale
+		}
+	}
+	return out
+}
