@@ -229,6 +229,8 @@ func (c Conversation) check() error {
 	// need's value is really where it says.
 	sources := map[string][]byte{}
 	calls := map[string]bool{}
+	// texts are the model's final answers so far: a need they restate measures nothing.
+	var texts []string
 	for i, t := range c.Turns {
 		where := fmt.Sprintf("turns[%d] (%s)", i, t.Key)
 		if start, ok := branchStart[t.Branch]; !ok || i < start {
@@ -279,7 +281,13 @@ func (c Conversation) check() error {
 			if strings.Contains(t.User, n.Value) {
 				return fmt.Errorf("%s: needs[%d]: %q is in the turn's own user message, so it measures nothing", where, j, n.Value)
 			}
+			for _, text := range texts {
+				if strings.Contains(text, n.Value) {
+					return fmt.Errorf("%s: needs[%d]: %q is in an earlier answer %q, so it measures nothing", where, j, n.Value, text)
+				}
+			}
 		}
+		texts = append(texts, t.Steps[len(t.Steps)-1].Text)
 	}
 	return nil
 }

@@ -298,12 +298,13 @@ func (p *conversationPlay) arguments(c StepCall) (string, error) {
 }
 
 // answerCall posts the client's result of one call the run handed back, without
-// memories. A recall handed back is a failure of the server, answered as a failed call so
-// that the turn goes on.
+// memories. A recall handed back is a failure of the server, answered so that the turn
+// goes on: as a completed call saying the client has no such tool, not a failed one,
+// whose recovery state (its arguments, the artifact id) every later turn would carry.
 func (p *conversationPlay) answerCall(t Turn, tc model.RequestedToolCall, c StepCall) error {
 	if c.Key == "" || tc.Tool == RecallTool {
-		_, err := p.c.RecordToolResult(p.ctx, tc.ID, client.ToolResult{Status: "failed",
-			Error: &client.ToolError{Code: "unknown_tool", Message: "the client has no tool " + tc.Tool}})
+		_, err := p.c.RecordToolResult(p.ctx, tc.ID, client.ToolResult{Status: "succeeded",
+			Result: []byte(`{"error": "the client has no tool of this name"}`)})
 		if err != nil {
 			return fmt.Errorf("posting the failure of %s: %w", tc.Tool, err)
 		}
@@ -388,7 +389,10 @@ func (p *conversationPlay) checkCalls(t Turn, tr *TurnResult, runs []model.RunRe
 				}
 				asm = &got
 			}
-			if asm != nil && recallStep != 0 {
+			nr.Form = "request"
+			// The answer names the assembly of the generation's last model call: the first
+			// call's only when its messages hold what the provider got.
+			if asm != nil && carriesMessages(asm.Messages, nr.Value) {
 				nr.Form, nr.Ref = p.attribute(*asm, t.Branch, nr.Value, &tr.Failures)
 			}
 		}
@@ -477,6 +481,20 @@ func (p *conversationPlay) attribute(asm client.Assembly, branch, value string, 
 	return "request", ""
 }
 
+// carriesMessages says whether an assembly's messages carry value.
+func carriesMessages(msgs []model.ChatMessage, value string) bool {
+	for _, m := range msgs {
+		text := m.Content + m.Name
+		for _, tc := range m.ToolCalls {
+			text += tc.Arguments
+		}
+		if strings.Contains(text, value) {
+			return true
+		}
+	}
+	return false
+}
+
 // carries says whether a chat-completions request body carries value in its messages: in
 // the text of a content, a name or a tool call's arguments, or in the messages' JSON.
 func carries(body []byte, value string) bool {
@@ -516,9 +534,22 @@ func carries(body []byte, value string) bool {
 		for _, tc := range m.ToolCalls {
 			text += tc.Function.Arguments
 		}
-		if strings.Contains(text+m.Name, value) {
+		if holds(text+m.Name, value) {
 			return true
 		}
 	}
 	return false
+}
+
+// holds says whether text holds value as written, or as a JSON string inside it writes
+// it (a tool result's JSON, say, escapes quotes and backslashes).
+func holds(text, value string) bool {
+	if strings.Contains(text, value) {
+		return true
+	}
+	quoted, err := model.EncodeJSON(value)
+	if err != nil {
+		return false
+	}
+	return strings.Contains(text, strings.Trim(strings.TrimSpace(string(quoted)), `"`))
 }
