@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -131,27 +130,14 @@ const (
 
 // LoadConversation reads and checks one conversation file.
 func LoadConversation(path string) (Conversation, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Conversation{}, err
-	}
-	c, err := ParseConversation(data)
-	if err != nil {
-		return Conversation{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return loadFile(path, ParseConversation)
 }
 
 // ParseConversation decodes and checks a conversation document.
 func ParseConversation(data []byte) (Conversation, error) {
 	var c Conversation
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := decodeDocument(data, &c); err != nil {
 		return Conversation{}, err
-	}
-	if dec.More() {
-		return Conversation{}, errors.New("more than one JSON value")
 	}
 	if len(c.Branches) == 0 {
 		c.Branches = []ConversationBranch{{Key: RootBranch}}
@@ -185,12 +171,9 @@ func (c Conversation) check() error {
 	if len(c.Participants) == 0 {
 		return errors.New("participants: none")
 	}
-	participants := map[string]bool{}
-	for i, p := range c.Participants {
-		if p.Key == "" || participants[p.Key] {
-			return fmt.Errorf("participants[%d]: key %q is missing or used twice", i, p.Key)
-		}
-		participants[p.Key] = true
+	participants, err := participantKeys(c.Participants)
+	if err != nil {
+		return err
 	}
 	for _, t := range c.Tools {
 		if t.Name == RecallTool {
