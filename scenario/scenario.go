@@ -256,29 +256,42 @@ type Expect struct {
 
 // Load reads and checks one scenario file.
 func Load(path string) (Scenario, error) {
+	return loadFile(path, Parse)
+}
+
+// loadFile reads path and parses it with parse; an error names the file.
+func loadFile[T any](path string, parse func([]byte) (T, error)) (T, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Scenario{}, err
+		var zero T
+		return zero, err
 	}
-	sc, err := Parse(data)
+	doc, err := parse(data)
 	if err != nil {
-		return Scenario{}, fmt.Errorf("%s: %w", path, err)
+		return doc, fmt.Errorf("%s: %w", path, err)
 	}
-	return sc, nil
+	return doc, nil
+}
+
+// decodeDocument decodes data, one JSON document, into dst. A misspelt key (an
+// expectation above all) is an error, not a check that silently never runs.
+func decodeDocument(data []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
 }
 
 // Parse decodes and checks a scenario document.
 func Parse(data []byte) (Scenario, error) {
 	var sc Scenario
-	dec := json.NewDecoder(bytes.NewReader(data))
-	// A misspelt key (an expectation above all) is an error, not a check that silently
-	// never runs.
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sc); err != nil {
+	if err := decodeDocument(data, &sc); err != nil {
 		return Scenario{}, err
-	}
-	if dec.More() {
-		return Scenario{}, errors.New("more than one JSON value")
 	}
 	if len(sc.Branches) == 0 {
 		sc.Branches = []Branch{{Key: RootBranch}}
@@ -295,12 +308,8 @@ func (sc Scenario) check() error {
 	if sc.Name == "" {
 		return errors.New("name is missing")
 	}
-	participants := map[string]bool{}
-	for i, p := range sc.Participants {
-		if p.Key == "" || participants[p.Key] {
-			return fmt.Errorf("participants[%d]: key %q is missing or used twice", i, p.Key)
-		}
-		participants[p.Key] = true
+	if _, err := participantKeys(sc.Participants); err != nil {
+		return err
 	}
 	branches := map[string]bool{}
 	for i, b := range sc.Branches {
@@ -396,4 +405,17 @@ func (e Event) check(claim func(string) error) error {
 		}
 	}
 	return nil
+}
+
+// participantKeys is the set of the participants' keys; a key missing or used twice is an
+// error.
+func participantKeys(ps []Participant) (map[string]bool, error) {
+	keys := map[string]bool{}
+	for i, p := range ps {
+		if p.Key == "" || keys[p.Key] {
+			return nil, fmt.Errorf("participants[%d]: key %q is missing or used twice", i, p.Key)
+		}
+		keys[p.Key] = true
+	}
+	return keys, nil
 }

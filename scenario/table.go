@@ -68,3 +68,50 @@ func Table(results []Result) string {
 func percent(f float64) string { return fmt.Sprintf("%.1f %%", f*100) }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// ConversationTable renders conversation results as a markdown table, one row per
+// conversation: the needs and how many the model calls carried, the forms that carried
+// them, the tokens of the turns' first model calls as ctxgraph assembled them and as
+// history replay would have sent them, the cut, and how many checks failed.
+func ConversationTable(results []ConversationResult) string {
+	var b strings.Builder
+	b.WriteString("| conversation | needed | found | recall | forms | ctxgraph tokens | replay tokens | cut | failures |\n")
+	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	needed, found := 0, 0
+	for _, r := range results {
+		needed, found = needed+r.Needed, found+r.Found
+		forms := map[string]int{}
+		var order []string
+		for _, t := range r.Turns {
+			for _, n := range t.Needs {
+				if !n.Found {
+					continue
+				}
+				if forms[n.Form] == 0 {
+					order = append(order, n.Form)
+				}
+				forms[n.Form]++
+			}
+		}
+		formCell := "—"
+		if len(order) > 0 {
+			parts := make([]string, len(order))
+			for i, f := range order {
+				parts[i] = fmt.Sprintf("%s %d", f, forms[f])
+			}
+			formCell = strings.Join(parts, ", ")
+		}
+		cut := "—"
+		if r.Baseline > 0 {
+			cut = percent(1 - float64(r.Assembled)/float64(r.Baseline))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %d | %d | %s | %d |\n", cell(r.Conversation), r.Needed, r.Found,
+			percent(r.Recall()), cell(formCell), r.Assembled, r.Baseline, cut, len(r.AllFailures()))
+	}
+	recall := 1.0
+	if needed > 0 {
+		recall = float64(found) / float64(needed)
+	}
+	fmt.Fprintf(&b, "\n%d of %d needed values carried (%s).\n", found, needed, percent(recall))
+	return b.String()
+}
