@@ -28,10 +28,11 @@ type judgement struct {
 	budgeted            []int
 	texts               []string
 	costs, compactCosts []int
-	// paired, group, alone and inBlock are the rest of their prices (policy.Prices).
+	// paired, group, alone, inBlock and clocked are the rest of their prices
+	// (policy.Prices).
 	paired, group, alone []int
 	conflicts            *policy.Conflicts
-	inBlock              []bool
+	inBlock, clocked     []bool
 	settled              []model.Decision
 	settledOmitted       map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil

@@ -188,7 +188,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	start = time.Now()
 	d := newDraft(j, req, snap.ParticipantNames, tk)
 	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone, Fixed: ReplyPriming,
-		Head: MessageTokens(tk, "system", d.head+"\n", ""), InBlock: j.inBlock}
+		Head: MessageTokens(tk, "system", "", ""), InBlock: j.inBlock, Clock: tk.Count(d.head + "\n"), Clocked: j.clocked}
 	prepared := time.Since(start)
 	start = time.Now()
 	judged := func(k int) *policy.Verdict { return &j.verdicts[j.budgeted[k]] }
@@ -446,6 +446,10 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		j.group, j.alone = rs.price(budgeted, j.texts, lones, j.costs, tk)
 	}
 	j.inBlock = inBlock(budgeted, rs)
+	j.clocked = make([]bool, len(budgeted))
+	for k := range budgeted {
+		j.clocked[k] = j.inBlock[k] && policy.Clocked(&budgeted[k])
+	}
 	if j.paired != nil {
 		j.conflicts = policy.NewConflicts(budgeted, j.paired)
 	}
@@ -480,7 +484,9 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		lines := make([]string, 0, len(blocks))
 		var aggregated []policy.Verdict
 		summary := -1
+		clocked := false
 		for _, i := range blocks {
+			clocked = clocked || policy.Clocked(&verdicts[i])
 			switch {
 			case verdicts[i].CarriesAnswer:
 				// Shown in its call's recovery line.
@@ -499,8 +505,12 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 		if summary >= 0 {
 			lines[summary] = aggregateLine(aggregated)
 		}
-		// Every line ends with its newline, as lineTokens prices it.
-		content := head + "\n"
+		// Every line ends with its newline, as lineTokens prices it. The heading, the
+		// clock the lines were judged by, is there only for lines read against it.
+		content := ""
+		if clocked {
+			content = head + "\n"
+		}
 		if len(lines) > 0 {
 			content += strings.Join(lines, "\n") + "\n"
 		}

@@ -38,6 +38,7 @@ type deriveMemoryParams struct {
 	ProvenanceLocators     []string         `param:"provenanceLocators"`
 	SourceArtifactIDs      []string         `param:"sourceArtifactIds"`
 	PromotionPolicy        string           `param:"promotionPolicy,null"`
+	QuotesWhole            bool             `param:"quotesWhole"`
 	Visibility             string           `param:"visibility"`
 	SharedWithParticipants []string         `param:"sharedWithParticipants"`
 	OwnerParticipantID     string           `param:"ownerParticipantId"`
@@ -187,7 +188,7 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 		ConfidenceSource: in.ConfidenceSource, Rationale: in.Rationale,
 		Limitations: in.Limitations, PrivacyClass: privacy, FreshnessClass: freshness,
 		ObservedAt: observedAt, StaleAfter: in.StaleAfter, RevalidateWith: orEmpty(in.RevalidateWith),
-		ProvenanceLocators: locators, SourceArtifactIDs: in.DerivedFrom, PromotionPolicy: in.PromotionPolicy,
+		ProvenanceLocators: locators, SourceArtifactIDs: in.DerivedFrom, PromotionPolicy: in.PromotionPolicy, QuotesWhole: in.QuotesWhole,
 		Visibility: visibility, SharedWithParticipants: orEmpty(shared),
 		OwnerParticipantID: newest.Props.str("ownerParticipantId"), OwnerRunID: newest.Props.str("ownerRunId"),
 		Sources: sourceParams, Supersedes: orEmpty(in.Supersedes), SupersedeDerived: supersedeDerived(in),
@@ -265,7 +266,7 @@ func memoryOf(p props) model.Memory {
 		Limitations: p.str("limitations"), PrivacyClass: p.str("privacyClass"), FreshnessClass: p.str("freshnessClass"),
 		ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"), RevalidateWith: p.strs("revalidateWith"),
 		ProvenanceLocators: p.strs("provenanceLocators"), ResolutionStatus: p.str("resolutionStatus"),
-		RepairAttempts: p.i64("repairAttempts"), PromotionPolicy: p.str("promotionPolicy"), Visibility: p.str("visibility"),
+		RepairAttempts: p.i64("repairAttempts"), PromotionPolicy: p.str("promotionPolicy"), QuotesWhole: p.boolean("quotesWhole"), Visibility: p.str("visibility"),
 		SharedWithParticipants: p.strs("sharedWithParticipants"), OwnerParticipantID: p.str("ownerParticipantId"),
 		OwnerRunID: p.str("ownerRunId"), DerivedFrom: p.strs("sourceArtifactIds"), ProvenanceBroken: p.boolean("provenanceBroken"),
 		Supersedes: []string{}, SupersededBy: []string{}, ConflictsWith: []string{}, Promoted: p.boolean("promoted"),

@@ -247,7 +247,8 @@ func baseCandidate(kind model.RecordType, p props) model.Candidate {
 		c.Memory = model.MemoryFacts{Report: p.str("kind") == model.MemoryKindReport, Summary: p.str("summary"),
 			SafeSummary: p.str("safeSummary"), Data: p.str("data"), Confidence: p.float("confidence"),
 			FreshnessClass: p.str("freshnessClass"), ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"),
-			RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"), LiveSourceIDs: p.strs("liveSources")}
+			RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"), LiveSourceIDs: p.strs("liveSources"),
+			QuotesWhole: p.boolean("quotesWhole")}
 		ownership(&c, p)
 	case model.TypeCheckpoint:
 		c.Type, c.RunState = model.TypeCheckpoint, model.RunStateFacts{RunID: p.str("runId"), State: p.str("state")}

@@ -96,7 +96,15 @@ func Derive(r Result, s Settings, count Counter) Memory {
 			Whole:       true,
 		}
 	case isJSON(body):
-		return deriveJSON(r, call, s, count)
+		m := deriveJSON(r, call, s, count)
+		var text string
+		if !m.Whole && bytes.TrimLeft(body, " \t\r\n")[0] == '"' && json.Unmarshal(body, &text) == nil {
+			// A JSON string too long to quote is a text: it is digested by lines, and its
+			// locators count the lines of the string's value (as recall reads them).
+			r.Body = []byte(text)
+			return deriveText(r, call, s, count)
+		}
+		return m
 	case !utf8.Valid(body):
 		return Memory{
 			Summary:     fmt.Sprintf("%s%sbinary, %d bytes (not quoted)", call, arrow, len(body)),

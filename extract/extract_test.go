@@ -255,6 +255,26 @@ func TestDeriveText(t *testing.T) {
 	}
 }
 
+func TestDeriveJSONStringIsText(t *testing.T) {
+	text := strings.TrimSuffix(string(logBody()), "\n")
+	body, _ := json.Marshal(text)
+	m := extract.Derive(extract.Result{Tool: "cat", Arguments: []byte(`{"path":"/var/log/x.log"}`), Body: body}, extract.Settings{VerbatimTokens: 200, DigestTokens: 300}, tok)
+	lines := strings.Split(text, "\n")
+	if want := fmt.Sprintf("cat {\"path\":\"/var/log/x.log\"} → text, %d lines", len(lines)); !strings.HasPrefix(m.Summary, want) {
+		t.Fatalf("summary: got %q, want it to start with %q", m.Summary, want)
+	}
+	if !strings.Contains(m.Summary, "\n"+lines[1]+"\n") {
+		t.Errorf("summary does not quote the second line %q of the string: %q", lines[1], m.Summary)
+	}
+	if len(m.Locators) == 0 || !strings.HasPrefix(m.Locators[0], "lines=1-") {
+		t.Errorf("locators: got %q, want line ranges of the string's text", m.Locators)
+	}
+	small, _ := json.Marshal("a short answer")
+	if m := extract.Derive(extract.Result{Tool: "cat", Body: small}, extract.Settings{VerbatimTokens: 200, DigestTokens: 300}, tok); !m.Whole || !strings.HasSuffix(m.Summary, string(small)) {
+		t.Errorf("a short JSON string: got %q (whole %v), want it quoted whole as JSON", m.Summary, m.Whole)
+	}
+}
+
 func TestDeriveLongFirstLine(t *testing.T) {
 	body := []byte("price=$19.99 " + strings.Repeat("lorem ipsum dolor sit amet ", 2000))
 	m := extract.Derive(extract.Result{Tool: "scrape", Body: body}, extract.Settings{VerbatimTokens: 100, DigestTokens: 120}, tok)
@@ -529,7 +549,15 @@ func TestDeriveEdgeCases(t *testing.T) {
 						t.Errorf("tokens: got %d, want at most %d: %q", n, s.DigestTokens, m.Summary)
 					}
 				}
-				if json.Valid([]byte(tt.body)) && len(m.Locators) > 0 && !m.Whole {
+				switch {
+				case strings.HasPrefix(tt.body, `"`) && !m.Whole:
+					// A JSON string too long to quote is digested as its text.
+					for _, loc := range m.Locators {
+						if !strings.HasPrefix(loc, "lines=") && !strings.HasPrefix(loc, "bytes=") {
+							t.Errorf("locator %q: want a line or byte range of the string's text", loc)
+						}
+					}
+				case json.Valid([]byte(tt.body)) && len(m.Locators) > 0 && !m.Whole:
 					checkLocators(t, []byte(tt.body), m)
 				}
 				if !reflect.DeepEqual(m, extract.Derive(extract.Result{Tool: "t", Body: []byte(tt.body)}, s, tok)) {

@@ -124,8 +124,11 @@ type MemoryFacts struct {
 	RevalidateWith    []string
 	SourceArtifactIDs []string
 	LiveSourceIDs     []string
-	SupersededBy      []string
-	ConflictsWith     []string
+	// QuotesWhole is set on a memory that quotes its one source's body whole: there is
+	// nothing more to recall from it.
+	QuotesWhole   bool
+	SupersededBy  []string
+	ConflictsWith []string
 }
 
 // RunStateFacts are what checkpoints and skill states share: the run they belong to, and

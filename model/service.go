@@ -104,7 +104,9 @@ type NewMemory struct {
 	Locators    map[string]string
 	// QuotedLocators locate, in the first source, each value the memory quotes (a JSON
 	// Pointer, or a line or byte range): a derived memory names one per value.
-	QuotedLocators         []string
+	QuotedLocators []string
+	// QuotesWhole says the memory quotes its first source's body whole.
+	QuotesWhole            bool
 	Summary                string
 	Data                   json.RawMessage
 	SafeSummary            string

@@ -247,38 +247,41 @@ type ArtifactRaw struct {
 // Memory is a compact, model-facing record derived from artifacts (a ToolMemory node). A
 // promoted child report is a memory of kind promoted_report.
 type Memory struct {
-	ID                     string          `json:"id"`
-	ConversationID         string          `json:"conversationId"`
-	BranchID               string          `json:"branchId"`
-	Seq                    int64           `json:"seq"`
-	Kind                   string          `json:"kind"`
-	Summary                string          `json:"summary"`
-	Data                   json.RawMessage `json:"data,omitempty"`
-	SafeSummary            string          `json:"safeSummary,omitempty"`
-	Confidence             *float64        `json:"confidence,omitempty"`
-	ConfidenceSource       string          `json:"confidenceSource,omitempty"`
-	Rationale              string          `json:"rationale,omitempty"`
-	Limitations            string          `json:"limitations,omitempty"`
-	PrivacyClass           string          `json:"privacyClass"`
-	FreshnessClass         string          `json:"freshnessClass"`
-	ObservedAt             time.Time       `json:"observedAt"`
-	StaleAfter             *time.Time      `json:"staleAfter,omitempty"`
-	RevalidateWith         []string        `json:"revalidateWith"`
-	ProvenanceLocators     []string        `json:"provenanceLocators"`
-	ResolutionStatus       string          `json:"resolutionStatus"`
-	RepairAttempts         int64           `json:"repairAttempts"`
-	PromotionPolicy        string          `json:"promotionPolicy,omitempty"`
-	Visibility             string          `json:"visibility"`
-	SharedWithParticipants []string        `json:"sharedWithParticipants"`
-	OwnerParticipantID     string          `json:"ownerParticipantId"`
-	OwnerRunID             string          `json:"ownerRunId"`
-	DerivedFrom            []string        `json:"derivedFrom"`
-	ProvenanceBroken       bool            `json:"provenanceBroken"`
-	Supersedes             []string        `json:"supersedes"`
-	SupersededBy           []string        `json:"supersededBy"`
-	ConflictsWith          []string        `json:"conflictsWith"`
-	Promoted               bool            `json:"promoted"`
-	PromotedToRunID        string          `json:"promotedToRunId,omitempty"`
+	ID               string          `json:"id"`
+	ConversationID   string          `json:"conversationId"`
+	BranchID         string          `json:"branchId"`
+	Seq              int64           `json:"seq"`
+	Kind             string          `json:"kind"`
+	Summary          string          `json:"summary"`
+	Data             json.RawMessage `json:"data,omitempty"`
+	SafeSummary      string          `json:"safeSummary,omitempty"`
+	Confidence       *float64        `json:"confidence,omitempty"`
+	ConfidenceSource string          `json:"confidenceSource,omitempty"`
+	Rationale        string          `json:"rationale,omitempty"`
+	Limitations      string          `json:"limitations,omitempty"`
+	// QuotesWhole says the memory quotes its source's body whole (a derived memory of a
+	// small result): nothing more of it can be recalled.
+	QuotesWhole            bool       `json:"quotesWhole,omitempty"`
+	PrivacyClass           string     `json:"privacyClass"`
+	FreshnessClass         string     `json:"freshnessClass"`
+	ObservedAt             time.Time  `json:"observedAt"`
+	StaleAfter             *time.Time `json:"staleAfter,omitempty"`
+	RevalidateWith         []string   `json:"revalidateWith"`
+	ProvenanceLocators     []string   `json:"provenanceLocators"`
+	ResolutionStatus       string     `json:"resolutionStatus"`
+	RepairAttempts         int64      `json:"repairAttempts"`
+	PromotionPolicy        string     `json:"promotionPolicy,omitempty"`
+	Visibility             string     `json:"visibility"`
+	SharedWithParticipants []string   `json:"sharedWithParticipants"`
+	OwnerParticipantID     string     `json:"ownerParticipantId"`
+	OwnerRunID             string     `json:"ownerRunId"`
+	DerivedFrom            []string   `json:"derivedFrom"`
+	ProvenanceBroken       bool       `json:"provenanceBroken"`
+	Supersedes             []string   `json:"supersedes"`
+	SupersededBy           []string   `json:"supersededBy"`
+	ConflictsWith          []string   `json:"conflictsWith"`
+	Promoted               bool       `json:"promoted"`
+	PromotedToRunID        string     `json:"promotedToRunId,omitempty"`
 	Stamp
 }
 

@@ -22,10 +22,21 @@ type Prices struct {
 	Group, Alone []int
 	// Fixed is the cost of everything else (per-request and per-message overhead).
 	Fixed int
-	// Head is the cost of the context block's own message and heading, paid once while any
-	// verdict with InBlock set is included (nil InBlock: none is).
+	// Head is the cost of the context block's own message, paid once while any verdict
+	// with InBlock set is included (nil InBlock: none is).
 	Head    int
 	InBlock []bool
+	// Clock is the cost of the block's heading, the clock its lines were judged by, paid
+	// once while any verdict with Clocked set is included (nil Clocked: none is).
+	Clock   int
+	Clocked []bool
+}
+
+// Clocked says whether a record's line is read against the clock, so that the context block
+// that shows it says when it was judged: a stale or unverified memory (its marker), and
+// unresolved tool state. A current memory, evidence or a message needs no clock.
+func Clocked(vd *Verdict) bool {
+	return vd.StaleSince != nil || vd.Broken || vd.Decision.As == model.AsRecovery
 }
 
 // Conflicts indexes, for the verdicts that have a paired price, the sides each lists
@@ -64,6 +75,7 @@ type tally struct {
 	p     *Prices
 	used  int
 	block bool
+	clock bool
 	// in says which verdicts are included (kept only when there are conflicts to price),
 	// parts counts the included parts of each round call's result.
 	in    []bool
@@ -88,6 +100,9 @@ func (t *tally) cost(i int) int {
 	c := t.p.Costs[i]
 	if t.inBlock(i) && !t.block {
 		c += t.p.Head
+	}
+	if t.clocked(i) && !t.clock {
+		c += t.p.Clock
 	}
 	if t.in != nil {
 		if t.paired(i) {
@@ -130,6 +145,7 @@ func (t *tally) paired(i int) bool {
 func (t *tally) add(i int) {
 	t.used += t.cost(i)
 	t.block = t.block || t.inBlock(i)
+	t.clock = t.clock || t.clocked(i)
 	if t.in != nil {
 		t.in[i] = true
 	}
@@ -150,6 +166,8 @@ func tallyOf(verdicts []Verdict, p *Prices) *tally {
 }
 
 func (t *tally) inBlock(i int) bool { return t.p.InBlock != nil && t.p.InBlock[i] }
+
+func (t *tally) clocked(i int) bool { return t.p.Clocked != nil && t.p.Clocked[i] }
 
 // Fit is the budget stage (DESIGN §4): it fits the judged records into budget tokens and
 // changes their verdicts to say how, in one priority order (higherPriority). Protected

@@ -212,14 +212,14 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 }
 
 // recallID is the artifact a record's line names for recall: a reference's own, a memory's
-// first live source. A memory shown through its safe summary names none: its provider may
-// not receive the body.
+// first live source. A memory shown through its safe summary names none (its provider may
+// not receive the body), and neither does one that quotes its source whole.
 func recallID(vd *Verdict) string {
 	c := vd.Candidate
 	switch {
 	case c.Type == model.TypeArtifact && vd.Decision.As == model.AsReference && !vd.CarriesAnswer:
 		return c.ID
-	case c.Type == model.TypeMemory && !vd.Restricted && len(c.Memory.LiveSourceIDs) > 0 && !c.Memory.Report:
+	case c.Type == model.TypeMemory && !vd.Restricted && len(c.Memory.LiveSourceIDs) > 0 && !c.Memory.Report && !c.Memory.QuotesWhole:
 		return c.Memory.LiveSourceIDs[0]
 	}
 	return ""

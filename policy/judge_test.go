@@ -1495,6 +1495,8 @@ func TestJudgeRecallNamesArtifacts(t *testing.T) {
 		memory("m2", 3, derivedFrom([]string{"a2"}, "a2")),
 		artifact("a3", 4, privacy("google_derived")),
 		memory("m3", 5, derivedFrom([]string{"a3"}, "a3"), privacy("google_derived"), safeSummary("a table")),
+		artifact("a4", 6),
+		memory("m4", 7, derivedFrom([]string{"a4"}, "a4"), func(c *model.Candidate) { c.Memory.QuotesWhole = true }),
 	}
 	for _, recall := range []bool{true, false} {
 		req := baseRequest()
@@ -1503,9 +1505,9 @@ func TestJudgeRecallNamesArtifacts(t *testing.T) {
 		for _, vd := range Judge(mustResolve(t, ""), req, cands) {
 			got[vd.Candidate.ID] = vd.RecallID
 		}
-		want := map[string]string{"a1": "a1", "a2": "", "m2": "a2", "a3": "", "m3": ""}
+		want := map[string]string{"a1": "a1", "a2": "", "m2": "a2", "a3": "", "m3": "", "a4": "", "m4": ""}
 		if !recall {
-			want = map[string]string{"a1": "", "a2": "", "m2": "", "a3": "", "m3": ""}
+			want = map[string]string{"a1": "", "a2": "", "m2": "", "a3": "", "m3": "", "a4": "", "m4": ""}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("recall %v: got %v, want %v", recall, got, want)

@@ -47,7 +47,7 @@ func Derive(rules policy.Promotion, call model.ToolCall, body []byte, observedAt
 		extract.Settings{VerbatimTokens: rules.VerbatimTokens, DigestTokens: rules.DigestTokens}, tokens)
 	one := 1.0
 	out := model.NewMemory{
-		Summary: m.Summary, SafeSummary: m.SafeSummary, QuotedLocators: m.Locators, Confidence: &one,
+		Summary: m.Summary, SafeSummary: m.SafeSummary, QuotedLocators: m.Locators, QuotesWhole: m.Whole, Confidence: &one,
 		ConfidenceSource: extract.Source(), PromotionPolicy: policy.PromotionRule,
 		FreshnessClass: rules.FreshnessFor(call.Tool), RevalidateWith: []string{call.Tool},
 	}

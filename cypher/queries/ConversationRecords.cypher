@@ -39,7 +39,7 @@ CALL (changed) {
   MATCH (m:ToolMemory {branchId: x.id}) WHERE m.rev > x.since
   RETURN collect(m {.id, eid: elementId(m), .branchId, .seq, .rev, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
                     .freshnessClass, .observedAt, .staleAfter, .revalidateWith, .sourceArtifactIds, .visibility,
-                    .ownerParticipantId, .ownerRunId, .createdAt, .recordedAt, .promotedAt,
+                    .ownerParticipantId, .ownerRunId, .createdAt, .recordedAt, .promotedAt, .quotesWhole,
                     sharedWith: m.sharedWithParticipants, promotedTo: m.promotedToParticipantId,
                     liveSources: [(m)-[:DERIVED_FROM]->(src:ToolArtifact) | src.id],
                     supersedes: [(m)-[:SUPERSEDES]->(o:ToolMemory) | o.id],

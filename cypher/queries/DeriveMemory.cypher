@@ -12,7 +12,7 @@ CREATE (m:ToolMemory {id: $id, accountId: $accountId, conversationId: b.conversa
                       observedAt: $observedAt, staleAfter: $staleAfter, revalidateWith: $revalidateWith,
                       provenanceLocators: $provenanceLocators, sourceArtifactIds: $sourceArtifactIds,
                       provenanceBroken: false, resolutionStatus: 'unresolved', repairAttempts: 0,
-                      promotionPolicy: $promotionPolicy, visibility: $visibility,
+                      promotionPolicy: $promotionPolicy, quotesWhole: $quotesWhole, visibility: $visibility,
                       sharedWithParticipants: $sharedWithParticipants, ownerParticipantId: $ownerParticipantId,
                       ownerRunId: $ownerRunId, promoted: false, promotedFromRunId: $promotedFromRunId,
                       rev: rev, createdAt: $createdAt, recordedAt: $recordedAt})
