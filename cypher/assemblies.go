@@ -358,7 +358,7 @@ func (s *Store) ProvenancePath(ctx context.Context, accountID, ref string) ([]mo
 					continue
 				}
 				seen[n.str("id")] = true
-				steps = append(steps, model.PathStep{Type: n.str("type"), ID: n.str("id"), Name: n.str("name")})
+				steps = append(steps, model.PathStep{Type: n.str("type"), ID: n.str("id"), Name: n.str("name"), Locators: n.strs("locators")})
 			}
 		}
 		for _, src := range sources {

@@ -34,24 +34,33 @@ type recallArguments struct {
 // receive its class and the part fits the rehydration byte budget; otherwise why not. The
 // answer is the call's result, recorded as an artifact of the run with the source's
 // privacy class and visibility; the next assembly includes it under
-// rehydration.model_requested. offered is false when the model called the tool after it was
+// rehydration.model_requested; a refusal is its failed outcome, included under
+// rehydration.recall_refused. offered is false when the model called the tool after it was
 // withdrawn: that call is refused.
 func (s *Service) answerRecall(ctx context.Context, accountID string, run model.Run, pc participantCall, mc modelCall, offered bool, call model.ToolCall) error {
-	body, privacy, visibility := s.recallBody(ctx, accountID, run, pc, mc, offered, call.Arguments)
-	_, err := s.Graph.RecordToolResult(ctx, accountID, model.ToolResult{ToolCallID: call.ID, Status: string(model.ToolSucceeded),
-		Result: body, PrivacyClass: privacy, Visibility: visibility})
+	body, privacy, visibility, why := s.recallBody(ctx, accountID, run, pc, mc, offered, call.Arguments)
+	result := model.ToolResult{ToolCallID: call.ID, Status: string(model.ToolSucceeded), Result: body, PrivacyClass: privacy, Visibility: visibility}
+	if why != "" {
+		// A refusal is the call's failed outcome, holding no body (public): the model reads
+		// why, and the next assembly includes it under rehydration.recall_refused.
+		result = model.ToolResult{ToolCallID: call.ID, Status: string(model.ToolFailed), PrivacyClass: "public",
+			Error: &model.ToolError{Code: RecallRefused, Message: why}}
+	}
+	_, err := s.Graph.RecordToolResult(ctx, accountID, result)
 	return err
 }
 
-// refusal is a recall's answer when it is refused: public, since it holds no body.
-func refusal(format string, args ...any) (json.RawMessage, string, string) {
-	b, _ := json.Marshal(map[string]string{"refused": fmt.Sprintf(format, args...)})
-	return b, "public", ""
+// RecallRefused is the error code of a recall ctxgraph refused.
+const RecallRefused = "recall_refused"
+
+// refusal is a recall's answer when it is refused: why, and no body.
+func refusal(format string, args ...any) (json.RawMessage, string, string, string) {
+	return nil, "", "", fmt.Sprintf(format, args...)
 }
 
 // recallBody is what a recall answers, with the privacy class and visibility its artifact
-// takes.
-func (s *Service) recallBody(ctx context.Context, accountID string, run model.Run, pc participantCall, mc modelCall, offered bool, raw json.RawMessage) (json.RawMessage, string, string) {
+// takes, or why it is refused.
+func (s *Service) recallBody(ctx context.Context, accountID string, run model.Run, pc participantCall, mc modelCall, offered bool, raw json.RawMessage) (body json.RawMessage, privacy, visibility, refused string) {
 	if !offered {
 		return refusal("%s is withdrawn for this call after %d recalls in a row: answer with what you have", model.RecallTool, mc.policy.Recall.MaxRounds)
 	}
@@ -90,18 +99,18 @@ func (s *Service) recallBody(ctx context.Context, accountID string, run model.Ru
 	if err != nil {
 		return refusal("no artifact %s that this participant may read", args.ArtifactID)
 	}
-	body, err := s.Graph.ArtifactRaw(ctx, accountID, args.ArtifactID)
+	stored, err := s.Graph.ArtifactRaw(ctx, accountID, args.ArtifactID)
 	if err != nil {
 		return refusal("the body of artifact %s could not be read", args.ArtifactID)
 	}
-	part, err := partOf(body.Result, args)
+	part, err := partOf(stored.Result, args)
 	if err != nil {
 		return refusal("%s", err.Error())
 	}
 	if limit := mc.policy.RehydrationBytes; int64(len(part)) > limit {
 		return refusal("that part is %d bytes, over the rehydration budget of %d: ask for a smaller part with pointer or lines", len(part), limit)
 	}
-	return part, art.PrivacyClass, art.Visibility
+	return part, art.PrivacyClass, art.Visibility, ""
 }
 
 // recallPreviewBudget is the token budget of the preview that decides a recall: large

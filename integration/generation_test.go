@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -52,6 +53,10 @@ func newProtocolServer(t *testing.T, path string, answer func(n int, req map[str
 		for k, v := range header {
 			w.Header().Set(k, v)
 		}
+		if stream, _ := req["stream"].(bool); stream && status == 200 && r.URL.Path == "/v1/chat/completions" {
+			writeOpenAIStream(w, out)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(out)
@@ -86,6 +91,37 @@ func (p *protocolServer) sha256(n int) string {
 	defer p.mu.Unlock()
 	sum := sha256.Sum256(p.bodies[n])
 	return hex.EncodeToString(sum[:])
+}
+
+// writeOpenAIStream sends a chat completion as the stream of chunks a streamed request gets:
+// the message's text or tool calls in one delta, then the finish reason with the usage.
+func writeOpenAIStream(w http.ResponseWriter, completion any) {
+	c := completion.(map[string]any)
+	choice := c["choices"].([]any)[0].(map[string]any)
+	msg := choice["message"].(map[string]any)
+	delta := map[string]any{"role": "assistant"}
+	if text, ok := msg["content"].(string); ok {
+		delta["content"] = text
+	}
+	if calls, ok := msg["tool_calls"].([]any); ok {
+		indexed := make([]any, len(calls))
+		for i, tc := range calls {
+			m := maps.Clone(tc.(map[string]any))
+			m["index"] = i
+			indexed[i] = m
+		}
+		delta["tool_calls"] = indexed
+	}
+	chunk := func(choices []any, usage any) string {
+		b, _ := json.Marshal(map[string]any{"id": c["id"], "object": "chat.completion.chunk", "created": 1, "model": c["model"],
+			"choices": choices, "usage": usage})
+		return "data: " + string(b) + "\n\n"
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	_, _ = io.WriteString(w, chunk([]any{map[string]any{"index": 0, "delta": delta}}, nil)+
+		chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": choice["finish_reason"]}}, nil)+
+		chunk([]any{}, c["usage"])+"data: [DONE]\n\n")
 }
 
 func openAIText(text string) any {

@@ -279,6 +279,10 @@ type PathStep struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
 	Name string `json:"name,omitempty"`
+	// Locators are a memory's provenance locators: where in its source artifacts
+	// (artifactId#locator: a JSON Pointer, or a line or byte range) each value it quotes
+	// stands.
+	Locators []string `json:"locators,omitempty"`
 }
 
 // Explanation answers why one record was included or omitted.

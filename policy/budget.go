@@ -33,11 +33,10 @@ type Prices struct {
 }
 
 // Clocked says whether a record's line is read against the clock, so that the context block
-// that shows it says when it was judged: a stale or unverified memory (its marker), and
-// unresolved tool state. A current memory, evidence or a message needs no clock.
-func Clocked(vd *Verdict) bool {
-	return vd.StaleSince != nil || vd.Broken || vd.Decision.As == model.AsRecovery
-}
+// that shows it says when it was judged: a stale memory, whose marker says since when. A
+// current memory, evidence, unresolved tool state (its line carries no time to compare) or a
+// message needs no clock.
+func Clocked(vd *Verdict) bool { return vd.StaleSince != nil }
 
 // Conflicts indexes, for the verdicts that have a paired price, the sides each lists
 // (sides, in whatever form they are shown: any included side marks it) and, for every

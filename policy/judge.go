@@ -314,8 +314,12 @@ var (
 	childRules = map[string]model.Rule{"failed": RuleChildFailed, "timed_out": RuleChildTimedOut}
 )
 
-// unresolved reports whether a call is pending, deferred, or failed with no later retry.
+// unresolved reports whether a call is pending, deferred, or failed with no later retry. A
+// refused recall is not: ctxgraph answered it, and there is nothing to resume.
 func unresolved(c *model.Candidate) bool {
+	if c.Tool.Name == model.RecallTool {
+		return false
+	}
 	switch c.Tool.Status {
 	case model.ToolPending, model.ToolDeferred:
 		return true
@@ -419,6 +423,8 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 	rule := RuleExactRequested
 	switch {
 	case exact:
+	case c.Tool.Name == model.RecallTool && c.Tool.Status == model.ToolFailed:
+		rule = RuleRecallRefused
 	case c.Tool.Name == model.RecallTool:
 		rule = RuleModelRequested
 	case latest[c.ID] && summarised[c.ID]:

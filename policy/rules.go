@@ -60,6 +60,7 @@ const (
 	RuleRawSourceTrimmed         model.Rule = "rehydration.raw_source_trimmed"
 	RuleLatestRound              model.Rule = "rehydration.latest_round"
 	RuleModelRequested           model.Rule = "rehydration.model_requested"
+	RuleRecallRefused            model.Rule = "rehydration.recall_refused"
 
 	RuleCurrentMessage      model.Rule = "window.current_message"
 	RuleDiscussionDirective model.Rule = "window.discussion_directive"

@@ -28,12 +28,14 @@ CALL (m) {
   CREATE (m)-[:SUPERSEDES]->(old)
 }
 // A memory the runtime derived from these sources alone is replaced by this one, unless the
-// request names it already or this memory is derived too ($supersedeDerived null).
+// request names it already, another memory replaced it before, or this memory is derived
+// too ($supersedeDerived null).
 CALL (m) {
   UNWIND $sources AS src
   MATCH (derived:ToolMemory {accountId: $accountId, promotionPolicy: $supersedeDerived})-[:DERIVED_FROM]->(:ToolArtifact {id: src.id, accountId: $accountId})
   WHERE $supersedeDerived IS NOT NULL AND NOT derived.id IN $supersedes AND derived <> m
     AND all(s IN derived.sourceArtifactIds WHERE s IN [x IN $sources | x.id])
+    AND NOT EXISTS { (:ToolMemory)-[:SUPERSEDES]->(derived) }
   WITH DISTINCT derived
   CREATE (m)-[:SUPERSEDES]->(derived)
 }

@@ -28,5 +28,5 @@ CALL () {
   UNION MATCH p = (:SkillState {id: $ref, accountId: $accountId})
   RETURN p
 }
-RETURN [n IN nodes(p) | {type: labels(n)[0], id: n.id, name: n.name, sources: n.sourceArtifactIds}] AS steps
+RETURN [n IN nodes(p) | {type: labels(n)[0], id: n.id, name: n.name, sources: n.sourceArtifactIds, locators: n.provenanceLocators}] AS steps
 ORDER BY size(steps) DESC
