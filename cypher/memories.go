@@ -3,10 +3,10 @@ package cypher
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/promotion"
 )
 
 // memoryFieldPrefix names the i-th memory of a tool result in error fields.
@@ -80,8 +80,8 @@ func (s *Store) DeriveMemory(ctx context.Context, accountID string, in model.New
 }
 
 // deriveMemory creates a memory inside t. Its branch is the branch of the source whose
-// lineage holds every other source; owner, run and visibility come from the sources, and
-// privacy is the most restrictive of theirs unless the request names one.
+// lineage holds every other source; what else it takes from the sources (owner, run,
+// privacy, visibility, sharing, observedAt) promotion.Inherit decides.
 func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field string) (model.Memory, error) {
 	if len(in.DerivedFrom) == 0 {
 		return model.Memory{}, model.Invalid(field+"derivedFrom", "a memory needs at least one source artifact")
@@ -126,37 +126,16 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 		return model.Memory{}, err
 	}
 
-	// The newest source decides owner and run; the narrowest visibility and the most
-	// restrictive privacy class of all sources apply unless the request names its own.
-	sort.SliceStable(sources, func(i, j int) bool { return sources[i].seq() < sources[j].seq() })
-	newest := sources[len(sources)-1]
-	privacy, visibility := in.PrivacyClass, in.Visibility
-	shared := in.SharedWithParticipants
-	observedAt := newest.Props.time("createdAt")
-	for _, src := range sources {
-		if in.PrivacyClass == "" && (privacy == "" || model.PrivacyRank(src.Props.str("privacyClass")) > model.PrivacyRank(privacy)) {
-			privacy = src.Props.str("privacyClass")
-		}
-		if in.Visibility == "" && (visibility == "" || model.VisibilityRank(src.Props.str("visibility")) > model.VisibilityRank(visibility)) {
-			visibility = src.Props.str("visibility")
-		}
-		if in.SharedWithParticipants == nil {
-			shared = unionStrings(shared, src.Props.strs("sharedWithParticipants"))
-		}
-		if c := src.Props.time("createdAt"); c.After(observedAt) {
-			observedAt = c
+	facts := make([]promotion.Source, len(sources))
+	for i, src := range sources {
+		facts[i] = promotion.Source{
+			ID: src.ID, Seq: src.seq(), CreatedAt: src.Props.time("createdAt"),
+			PrivacyClass: src.Props.str("privacyClass"), Visibility: src.Props.str("visibility"),
+			SharedWithParticipants: src.Props.strs("sharedWithParticipants"),
+			OwnerParticipantID:     src.Props.str("ownerParticipantId"), OwnerRunID: src.Props.str("ownerRunId"),
 		}
 	}
-	switch {
-	case in.ObservedAt != nil:
-		observedAt = in.ObservedAt.UTC()
-	case in.At != nil:
-		observedAt = in.At.UTC()
-	}
-	freshness := in.FreshnessClass
-	if freshness == "" {
-		freshness = model.DefaultFreshnessClass
-	}
+	inherited := promotion.Inherit(in, facts)
 	sourceParams := make([]map[string]any, 0, len(in.DerivedFrom))
 	locators := []string{}
 	for i, id := range in.DerivedFrom {
@@ -177,20 +156,16 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 		}
 	}
 	createdAt, recordedAt := t.store.stamps(in.At)
-	kind := model.MemoryKindTool
-	if in.PromotionPolicy == model.MemoryKindReport {
-		kind = model.MemoryKindReport
-	}
 	id := newID("mem")
 	row, found, err := deriveMemoryQuery.one(t, deriveMemoryParams{
-		ID: id, AccountID: accountID, BranchID: home, Kind: kind, Summary: in.Summary,
+		ID: id, AccountID: accountID, BranchID: home, Kind: inherited.Kind, Summary: in.Summary,
 		Data: string(in.Data), SafeSummary: in.SafeSummary, Confidence: in.Confidence,
 		ConfidenceSource: in.ConfidenceSource, Rationale: in.Rationale,
-		Limitations: in.Limitations, PrivacyClass: privacy, FreshnessClass: freshness,
-		ObservedAt: observedAt, StaleAfter: in.StaleAfter, RevalidateWith: orEmpty(in.RevalidateWith),
+		Limitations: in.Limitations, PrivacyClass: inherited.PrivacyClass, FreshnessClass: inherited.FreshnessClass,
+		ObservedAt: inherited.ObservedAt, StaleAfter: in.StaleAfter, RevalidateWith: orEmpty(in.RevalidateWith),
 		ProvenanceLocators: locators, SourceArtifactIDs: in.DerivedFrom, PromotionPolicy: in.PromotionPolicy, QuotesWhole: in.QuotesWhole,
-		Visibility: visibility, SharedWithParticipants: orEmpty(shared),
-		OwnerParticipantID: newest.Props.str("ownerParticipantId"), OwnerRunID: newest.Props.str("ownerRunId"),
+		Visibility: inherited.Visibility, SharedWithParticipants: inherited.SharedWithParticipants,
+		OwnerParticipantID: inherited.OwnerParticipantID, OwnerRunID: inherited.OwnerRunID,
 		Sources: sourceParams, Supersedes: orEmpty(in.Supersedes), SupersedeDerived: supersedeDerived(in),
 		ConflictsWith: orEmpty(in.ConflictsWith), CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
@@ -272,14 +247,4 @@ func memoryOf(p props) model.Memory {
 		Supersedes: []string{}, SupersededBy: []string{}, ConflictsWith: []string{}, Promoted: p.boolean("promoted"),
 		PromotedToRunID: p.str("promotedToRunId"), Stamp: stampOf(p),
 	}
-}
-
-// unionStrings appends the values of b missing from a.
-func unionStrings(a, b []string) []string {
-	for _, v := range b {
-		if !model.Contains(a, v) {
-			a = append(a, v)
-		}
-	}
-	return a
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/promotion"
 )
 
 // The statements of runs' state and promotion.
@@ -176,12 +177,9 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 			}
 			return rec, err
 		}
-		privacy := ""
-		stricter := func(class string) {
-			if privacy == "" || model.PrivacyRank(class) > model.PrivacyRank(privacy) {
-				privacy = class
-			}
-		}
+		// The classes of the promoted artifacts, in the order they are named, decide the
+		// report's class unless the promotion names one.
+		var classes []string
 		for _, id := range in.ToolCallIDs {
 			if _, err := owned("ToolCall", "toolCallIds", id, "runId"); err != nil {
 				return model.Promotion{}, err
@@ -193,7 +191,7 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 			if err != nil {
 				return model.Promotion{}, err
 			}
-			stricter(rec.Props.str("privacyClass"))
+			classes = append(classes, rec.Props.str("privacyClass"))
 		}
 		if len(in.ToolCallIDs) > 0 {
 			rows, err := toolCallArtifacts.all(t, toolCallArtifactsParams{RunID: in.RunID, AccountID: accountID, ToolCallIDs: in.ToolCallIDs})
@@ -204,7 +202,7 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 				if !model.Contains(artifactIDs, r.ID) {
 					artifactIDs = append(artifactIDs, r.ID)
 				}
-				stricter(r.PrivacyClass)
+				classes = append(classes, r.PrivacyClass)
 			}
 		}
 		// Memories promoted beside the report keep their own classes and safe summaries:
@@ -213,12 +211,6 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 			if _, err := owned("ToolMemory", "memoryIds", id, "ownerRunId"); err != nil {
 				return model.Promotion{}, err
 			}
-		}
-		switch {
-		case in.ReportPrivacyClass != "":
-			privacy = in.ReportPrivacyClass
-		case privacy == "":
-			privacy = model.DefaultPrivacyClass
 		}
 		createdAt, recordedAt := s.stamps(in.At)
 		parent, found, err := promoteToParent.one(t, promoteParams{
@@ -238,7 +230,7 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 		p := parent.Parent
 		rec, found, err := createReport.one(t, createReportParams{
 			ID: newID("mem"), AccountID: accountID, ParentRunID: p.str("id"), ChildRunID: in.RunID,
-			Summary: report, PrivacyClass: privacy, SafeSummary: in.ReportSafeSummary, ArtifactIDs: artifactIDs,
+			Summary: report, PrivacyClass: promotion.ReportPrivacyClass(in.ReportPrivacyClass, classes), SafeSummary: in.ReportSafeSummary, ArtifactIDs: artifactIDs,
 			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {

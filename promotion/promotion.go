@@ -1,7 +1,8 @@
 // Package promotion decides the memories ctxgraph derives itself (DESIGN §7): from a tool
 // result recorded without client memories, under the policy version's promotion rules,
-// with the structural extractor. It is pure: the same call, result and policy version give
-// the same memory.
+// with the structural extractor; and what any memory inherits from its source artifacts
+// and what class a promotion's report takes (DESIGN §2, §4), which the store only writes.
+// It is pure: the same call, result and policy version give the same memory.
 package promotion
 
 import (
