@@ -37,8 +37,10 @@ test: vet
 
 # Benchmarks against a real Neo4j, never part of `make test`. `make bench` runs the whole
 # benchmark (economy, scale, floor, load, generation against llm-katan, and the peers' context
-# strategies on the scenarios) and writes docs/benchmarks.md with its plots in docs/plots;
-# BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick). Without NEO4J_URI it
+# strategies on the scenarios, and the agent conversations against replay and the peers, written to
+# docs/conversations.md) and writes docs/benchmarks.md with its plots in docs/plots;
+# BENCH_FLAGS passes more flags (e.g. BENCH_FLAGS=-quick; BENCH_FLAGS=-phases=conversations runs
+# that phase alone and rewrites only docs/conversations.md). Without NEO4J_URI it
 # restarts the local Neo4j sized for the benchmark's few GB of store: a page cache that holds
 # it (BENCH_PAGECACHE) and a 2g heap (BENCH_HEAP), as a production Neo4j would be sized, with
 # the initial heap equal to the maximum as Neo4j's GC tuning guide recommends (a heap that

@@ -9,12 +9,17 @@
 //
 //	go run ./cmd/ctxbench [-quick] [-out docs/benchmarks.md] [-plots docs/plots]
 //	                      [-neo4j bolt://127.0.0.1:7687] [-matrix '1000x10x*,100x*x1']
-//	                      [-phases economy,floor,scale,load] [-json run.json]
+//	                      [-phases economy,floor,scale,load,generation,peers,conversations]
+//	                      [-conversations-out docs/conversations.md] [-json run.json]
 //	go run ./cmd/ctxbench -replot run.json [-out ...] [-plots ...]
 //
 // The report is rewritten after every phase and scale row (marked interim until the run
 // ends); -json keeps every measurement, and -replot renders the report and plots again
 // from it without touching Neo4j.
+//
+// The conversations phase writes its own file (-conversations-out), which the report links
+// to; run alone (-phases conversations) it writes only that file, so the report's other
+// sections, measured by another run, are left as they are.
 package main
 
 import (
@@ -45,28 +50,32 @@ import (
 
 // options are the command's flags.
 type options struct {
-	quick      bool
-	out        string
-	plots      string
-	neo4jURI   string
-	neo4jData  string
-	matrix     string
-	phases     string
-	scenarios  string
-	budget     int
-	n          int
-	nLarge     int
-	floorN     int
-	loadDur    time.Duration
-	clients    string
-	cleanup    bool
-	pprofDir   string
-	seedConc   int
-	jsonOut    string
-	seedLimit  time.Duration
-	replot     string
-	args       []string
-	phaseOrder []string
+	quick     bool
+	out       string
+	plots     string
+	neo4jURI  string
+	neo4jData string
+	matrix    string
+	phases    string
+	scenarios string
+	// conversations is the directory of the conversation files, conversationsOut the
+	// file the conversations phase writes.
+	conversations    string
+	conversationsOut string
+	budget           int
+	n                int
+	nLarge           int
+	floorN           int
+	loadDur          time.Duration
+	clients          string
+	cleanup          bool
+	pprofDir         string
+	seedConc         int
+	jsonOut          string
+	seedLimit        time.Duration
+	replot           string
+	args             []string
+	phaseOrder       []string
 }
 
 func main() {
@@ -77,8 +86,10 @@ func main() {
 	flag.StringVar(&o.neo4jURI, "neo4j", orDefault(os.Getenv("NEO4J_URI"), "bolt://127.0.0.1:7687"), "Neo4j Bolt URI (NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE are read from the environment)")
 	flag.StringVar(&o.neo4jData, "neo4j-data", "auto", "Neo4j data directory to measure with du -sb; auto: the local launcher's (.neo4j-local/data or $NEO4J_LOCAL_HOME/data) when -neo4j is local; empty: don't")
 	flag.StringVar(&o.matrix, "matrix", "", "comma-separated patterns ROUNDSxBRANCHESxPARTICIPANTS (path.Match syntax, e.g. '1000x*x1,100x10x*') selecting the scale rows; empty: all")
-	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load,generation,peers", "phases to run")
+	flag.StringVar(&o.phases, "phases", "economy,floor,scale,load,generation,peers,conversations", "phases to run")
 	flag.StringVar(&o.scenarios, "scenarios", filepath.Join("..", "shared", "scenarios"), "directory of the scenario files")
+	flag.StringVar(&o.conversations, "conversations", filepath.Join("scenario", "testdata", "conversations"), "directory of the conversation files (the conversations phase)")
+	flag.StringVar(&o.conversationsOut, "conversations-out", "docs/conversations.md", "the file the conversations phase writes (linked from -out)")
 	flag.IntVar(&o.budget, "budget", 8000, "token budget of the timed assemblies")
 	flag.IntVar(&o.n, "n", 200, "timed assemblies per scale row up to 1,000 rounds (at least 100)")
 	flag.IntVar(&o.nLarge, "n-large", 100, "timed assemblies per scale row above 1,000 rounds (at least 100)")
@@ -105,11 +116,11 @@ func main() {
 	for _, p := range strings.Split(o.phases, ",") {
 		p = strings.TrimSpace(p)
 		switch p {
-		case "economy", "floor", "scale", "load", "generation", "peers":
+		case "economy", "floor", "scale", "load", "generation", "peers", "conversations":
 			o.phaseOrder = append(o.phaseOrder, p)
 		case "":
 		default:
-			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load, generation, peers)", p))
+			fatal(fmt.Errorf("unknown phase %q (want economy, floor, scale, load, generation, peers, conversations)", p))
 		}
 	}
 	if o.replot != "" {
@@ -165,6 +176,11 @@ type bench struct {
 	// stopKatan.
 	generation *generationResult
 	peers      *peersResult // the peers phase (peers.go)
+	// conversations is the conversations phase (conversations.go), played as the account
+	// of convKey on servers of their own, logging to log.
+	conversations *conversationsResult
+	convKey       string
+	log           *zap.Logger
 	// steps collects the generation service's step times.
 	steps     stepTimes
 	katan     string
@@ -203,9 +219,11 @@ type results struct {
 	Load       *loadResult
 	Generation *generationResult
 	Peers      *peersResult
-	Cleanups   []cleanupResult
-	Failures   []string
-	ServerErr  []string
+	// Conversations is the conversations phase.
+	Conversations *conversationsResult
+	Cleanups      []cleanupResult
+	Failures      []string
+	ServerErr     []string
 }
 
 func (b *bench) results() results {
@@ -213,7 +231,7 @@ func (b *bench) results() results {
 		Started: b.started, Total: b.elapsed(), Args: b.o.args, Quick: b.o.quick, Matrix: b.o.matrix, Budget: b.o.budget,
 		FloorN: b.o.floorN, LoadDur: b.o.loadDur, SeedConc: b.o.seedConc, Scenarios: b.o.scenarios, Base: b.base,
 		Account: b.account, DataDir: b.dataDir, Sys: b.sys, Phases: b.phases, Speed: b.speed, Economy: b.economy, Floor: b.floor,
-		Rows: b.rows, Load: b.load, Generation: b.generation, Peers: b.peers, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
+		Rows: b.rows, Load: b.load, Generation: b.generation, Peers: b.peers, Conversations: b.conversations, Cleanups: b.cleanups, Failures: b.failures, ServerErr: b.serverErrLines(),
 	}
 }
 
@@ -236,9 +254,16 @@ func replot(o options) error {
 	}
 	o.args, o.quick, o.matrix, o.budget, o.floorN, o.loadDur, o.seedConc, o.scenarios =
 		r.Args, r.Quick, r.Matrix, r.Budget, r.FloorN, r.LoadDur, r.SeedConc, r.Scenarios
+	// The phases the run measured decide which reports are written again.
+	o.phaseOrder = nil
+	for _, p := range r.Phases {
+		if p.Name != "cleanup" && p.Name != "plots" {
+			o.phaseOrder = append(o.phaseOrder, p.Name)
+		}
+	}
 	o.jsonOut = ""
 	b := &bench{o: o, started: r.Started, total: r.Total, base: r.Base, account: r.Account, dataDir: r.DataDir, sys: r.Sys,
-		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, generation: r.Generation, peers: r.Peers, cleanups: r.Cleanups, failures: r.Failures,
+		phases: r.Phases, speed: r.Speed, economy: r.Economy, floor: r.Floor, rows: r.Rows, load: r.Load, generation: r.Generation, peers: r.Peers, conversations: r.Conversations, cleanups: r.Cleanups, failures: r.Failures,
 		savedServerErrs: r.ServerErr}
 	if err := b.makePlots(); err != nil {
 		return err
@@ -275,6 +300,12 @@ func newBench(o options) (*bench, error) {
 	b.key = "ctxbench-" + randomHex(12)
 	b.account = "ctxbench-" + run
 	keys := map[string]string{b.key: b.account}
+	if slices.Contains(o.phaseOrder, "conversations") {
+		// The conversations' own servers take this key; the main one knows it too, so that
+		// the cleanup deletes their conversations.
+		b.convKey = "ctxbench-conv-" + randomHex(12)
+		keys[b.convKey] = b.account
+	}
 	if slices.Contains(o.phaseOrder, "economy") || slices.Contains(o.phaseOrder, "peers") {
 		files, _ := filepath.Glob(filepath.Join(o.scenarios, "*.json"))
 		for i, f := range files {
@@ -288,6 +319,7 @@ func newBench(o options) (*bench, error) {
 	b.serverErrs = &errorLog{counts: map[string]int{}}
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
 		zapcore.AddSync(io.MultiWriter(os.Stderr, b.serverErrs)), zap.ErrorLevel))
+	b.log = log
 	var providers []provider.Config
 	if slices.Contains(o.phaseOrder, "generation") {
 		if b.katan, b.stopKatan, err = startKatan(); err != nil {
@@ -350,6 +382,8 @@ func (b *bench) run(ctx context.Context) error {
 			b.runGeneration(ctx)
 		case "peers":
 			b.runPeers(ctx)
+		case "conversations":
+			b.runConversations(ctx)
 		}
 		b.phases = append(b.phases, phaseTiming{p, time.Since(start)})
 		logf("phase %s done in %s", p, time.Since(start).Round(time.Millisecond))

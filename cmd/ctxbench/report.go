@@ -18,6 +18,12 @@ import (
 // The report (docs/benchmarks.md), rewritten after every phase and scale row.
 
 func (b *bench) writeReport(final bool) error {
+	if err := b.writeConversationsReport(final); err != nil {
+		return err
+	}
+	if !b.mainReport() {
+		return b.writeJSON()
+	}
 	if err := os.MkdirAll(filepath.Dir(b.o.out), 0o755); err != nil && filepath.Dir(b.o.out) != "." {
 		return err
 	}
@@ -82,6 +88,7 @@ func (b *bench) writeReport(final bool) error {
 	if b.peers != nil {
 		b.reportPeers(pf)
 	}
+	b.reportConversationsLink(pf)
 
 	if len(b.floor) > 0 {
 		pf("## Floor\n\n")
@@ -142,16 +149,29 @@ func (b *bench) writeReport(final bool) error {
 			len(b.cleanups), b.account, tot.Round(time.Millisecond), worst.Round(time.Millisecond), failed)
 	}
 	pf("\n")
-	if b.o.jsonOut != "" {
-		data, err := json.MarshalIndent(b.results(), "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(b.o.jsonOut, data, 0o644); err != nil {
-			return err
-		}
+	if err := b.writeJSON(); err != nil {
+		return err
 	}
 	return os.WriteFile(b.o.out, []byte(w.String()), 0o644)
+}
+
+// mainReport says whether the run writes the main report (-out): unless its only phase is
+// conversations, whose file (-conversations-out) stands on its own, so that running it alone
+// leaves the report of the run that measured everything else as it was.
+func (b *bench) mainReport() bool {
+	return slices.ContainsFunc(b.o.phaseOrder, func(p string) bool { return p != "conversations" })
+}
+
+// writeJSON writes every measurement to the -json file, if one is named.
+func (b *bench) writeJSON() error {
+	if b.o.jsonOut == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(b.results(), "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(b.o.jsonOut, data, 0o644)
 }
 
 func (b *bench) matrixText() string {
