@@ -46,7 +46,7 @@ type deriveMemoryParams struct {
 	PromotedFromRunID      string           `param:"promotedFromRunId,null"`
 	Sources                []map[string]any `param:"sources"`
 	Supersedes             []string         `param:"supersedes"`
-	SupersedeDerived       string           `param:"supersedeDerived,null"`
+	SupersedeDerived       []string         `param:"supersedeDerived"`
 	ConflictsWith          []string         `param:"conflictsWith"`
 	CreatedAt              time.Time        `param:"createdAt"`
 	RecordedAt             time.Time        `param:"recordedAt"`
@@ -178,14 +178,18 @@ func (s *Store) deriveMemory(t *tx, accountID string, in model.NewMemory, field 
 	return memoryOf(row.M), nil
 }
 
-// supersedeDerived names the promotionPolicy of the derived memories a new memory replaces:
-// a memory a client writes from artifacts replaces what the runtime derived from them
-// alone; a derived memory replaces nothing.
-func supersedeDerived(in model.NewMemory) string {
-	if in.PromotionPolicy == model.PromotionStructural {
-		return ""
+// supersedeDerived names the promotionPolicies of the derived memories a new memory
+// replaces: a memory a client writes from artifacts replaces what the runtime derived from
+// them alone, the structural memory and the summariser's; the summariser's replaces the
+// structural one; a structural memory replaces nothing.
+func supersedeDerived(in model.NewMemory) []string {
+	switch in.PromotionPolicy {
+	case model.PromotionStructural:
+		return []string{}
+	case model.PromotionSummarizer:
+		return []string{model.PromotionStructural}
 	}
-	return model.PromotionStructural
+	return []string{model.PromotionStructural, model.PromotionSummarizer}
 }
 
 // commonLineage returns the branch, among the sources' branches, whose lineage holds every

@@ -103,10 +103,14 @@ func randomHex(n int) string {
 // harness is one test's client: two fresh accounts (its own and "another") against a
 // server wired to a real store.
 type harness struct {
-	t        *testing.T
-	srv      *api.Server
-	asm      *assembly.Service
-	turns    *generation.Service
+	t     *testing.T
+	srv   *api.Server
+	asm   *assembly.Service
+	turns *generation.Service
+	// summariser is the server's model summariser: a test waits for it (Wait).
+	summariser *generation.Summariser
+	// cfg is what the server was wired from, for a test that wires it again changed.
+	cfg      server.Config
 	key      string
 	otherKey string
 	// account is the account of key.
@@ -169,7 +173,7 @@ func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers
 // wire builds the harness's server from cfg, replacing the one it had.
 func (h *harness) wire(cfg server.Config) {
 	srv := server.New(cfg)
-	h.srv, h.asm, h.turns = srv.API, srv.Assembler, srv.Turns
+	h.srv, h.asm, h.turns, h.summariser, h.cfg = srv.API, srv.Assembler, srv.Turns, srv.Summariser, cfg
 }
 
 // response is what the server answered.

@@ -12,7 +12,7 @@ import (
 var (
 	ParticipantKinds   = []string{"model", "persona", "subagent"}
 	MessageRoles       = []string{"user", "assistant", "system"}
-	RuntimeKinds       = []string{"chat", "multi_model", "discussion", "subagent", "parent_resume", "scheduled", "branch_submission"}
+	RuntimeKinds       = []string{"chat", "multi_model", "discussion", "subagent", "parent_resume", "scheduled", "branch_submission", RuntimeMemoryExtraction}
 	RunEndStatuses     = []string{"completed", "failed", "timed_out"}
 	ToolResultStatuses = []string{string(ToolSucceeded), string(ToolFailed), string(ToolDeferred), string(ToolPending), string(ToolCancelled)}
 	Visibilities       = []string{string(VisibilityParticipant), string(VisibilityBranch), string(VisibilityConversation), string(VisibilityAudit)}
@@ -37,6 +37,15 @@ const (
 // structural extractor (DESIGN §7). A memory a client or a summariser writes from the same
 // artifacts supersedes it.
 const PromotionStructural = "promotion.structural"
+
+// PromotionSummarizer is the promotionPolicy of a memory the optional model summariser
+// wrote (DESIGN §7): it supersedes the structural memory of the same artifact and keeps its
+// provenance.
+const PromotionSummarizer = "promotion.summarizer"
+
+// RuntimeMemoryExtraction is the runtimeKind of a summariser's run (DESIGN §3, §7): a model
+// call that summarises one tool result into a memory.
+const RuntimeMemoryExtraction = "memory_extraction"
 
 // PrivacyRank orders privacy classes by restriction; unknown classes rank above every known
 // one, so that combining them keeps the unknown (and therefore restricted) class.

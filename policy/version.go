@@ -199,6 +199,14 @@ func contentID(v Version) string {
 	return v.Name + "@" + hex.EncodeToString(sum[:6])
 }
 
+// Define names a version by its content: it returns v with the id contentID gives it, so
+// that a version a caller builds (a test's, or later an account's) is named as an embedded
+// one would be and two different definitions never share an id.
+func Define(v Version) Version {
+	v.ID = contentID(v)
+	return v
+}
+
 // Versions lists every embedded version, the default first.
 func Versions() []Version { return append([]Version(nil), versions...) }
 
@@ -229,6 +237,17 @@ func Resolve(nameOrID string) (Version, error) {
 // MayReceive reports whether provider may receive data of privacy class in full.
 func (v Version) MayReceive(provider, class string) bool {
 	return model.Contains(v.ProviderClasses[provider], class)
+}
+
+// SummarizerFor returns the model summariser of the version's promotion rules that may
+// summarise a result of privacy class (DESIGN §7): only when one is configured and its
+// provider may receive the class in full; a class that is never sent is never summarised.
+func (v Version) SummarizerFor(class string) (Summarizer, bool) {
+	if v.Promotion == nil || v.Promotion.Summarizer == nil || v.NeverSend(class) {
+		return Summarizer{}, false
+	}
+	s := *v.Promotion.Summarizer
+	return s, s.Provider != "" && v.MayReceive(s.Provider, class)
 }
 
 // NeverSend reports whether a class may not reach any provider in any form.

@@ -296,3 +296,64 @@ func TestVersionString(t *testing.T) {
 		t.Errorf("got %q, want it to name %q and its description", s, v.ID)
 	}
 }
+
+func TestDefine(t *testing.T) {
+	base := mustResolve(t, "")
+	rules := *base.Promotion
+	rules.Summarizer = &Summarizer{Provider: "openai", Model: "gpt-4.1-mini"}
+	v := base
+	v.Name, v.ID, v.Promotion = "summarised", "", &rules
+	got := Define(v)
+	if want := contentID(got); got.ID != want || !strings.HasPrefix(got.ID, "summarised@") {
+		t.Errorf("got id %q, want %q", got.ID, want)
+	}
+	v.Promotion = base.Promotion
+	v.Name = base.Name
+	if same := Define(v); same.ID != base.ID {
+		t.Errorf("got id %q for the default's content, want the default's %q", same.ID, base.ID)
+	}
+	for _, e := range Versions() {
+		if e.Promotion != nil && e.Promotion.Summarizer != nil {
+			t.Errorf("%s: got a summarizer %v, want none in an embedded version", e.ID, e.Promotion.Summarizer)
+		}
+	}
+}
+
+func TestSummarizerFor(t *testing.T) {
+	base := mustResolve(t, "")
+	with := func(provider string) Version {
+		v := base
+		rules := *base.Promotion
+		rules.Summarizer = &Summarizer{Provider: provider, Model: "m"}
+		v.Promotion = &rules
+		return v
+	}
+	noPromotion := base
+	noPromotion.Promotion = nil
+	cases := []struct {
+		name  string
+		v     Version
+		class string
+		want  bool
+	}{
+		{"no summarizer configured", base, "internal", false},
+		{"no promotion rules", noPromotion, "internal", false},
+		{"a class its provider receives", with("local"), "internal", true},
+		{"a class its provider may not receive", with("local"), "oauth_derived", false},
+		{"a zero-retention provider receives oauth-derived data", with("openai"), "oauth_derived", true},
+		{"secret is never sent", with("openai"), "secret", false},
+		{"an unknown class fails closed", with("openai"), "medical", false},
+		{"a provider no version names receives nothing", with("somewhere"), "public", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ok := tc.v.SummarizerFor(tc.class)
+			if ok != tc.want {
+				t.Fatalf("got ok %v, want %v", ok, tc.want)
+			}
+			if ok && s != *tc.v.Promotion.Summarizer {
+				t.Errorf("got summarizer %v, want %v", s, *tc.v.Promotion.Summarizer)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/metrics"
+	"github.com/ctxgraph/ctxgraph/policy"
 	"github.com/ctxgraph/ctxgraph/promotion"
 	"github.com/ctxgraph/ctxgraph/provider"
 )
@@ -37,6 +38,12 @@ type Config struct {
 	Metrics bool
 	// ObserveStep, when set, is told how long each step of a generation took.
 	ObserveStep func(generation.Step, time.Duration)
+	// PromotionPolicy, when set, is the version an account's tool results are promoted
+	// under (DESIGN §7) in place of the embedded default: New installs it as the store's
+	// Promoter, and the model summariser follows its promotion.summarizer. Until policies
+	// are data (DESIGN §8) this is how a deployment or a test names a summariser; a store
+	// serves one such policy, so a server that sets it wants a store of its own.
+	PromotionPolicy func(accountID string) (policy.Version, error)
 }
 
 // Server is the wired server: the HTTP API and the services behind it.
@@ -45,6 +52,9 @@ type Server struct {
 	API       *api.Server
 	Assembler *assembly.Service
 	Turns     *generation.Service
+	// Summariser is the optional model summariser of tool results; Wait lets the
+	// summarisations in flight finish.
+	Summariser *generation.Summariser
 	// Scheduler runs scheduled turns once started; the caller starts and stops it.
 	Scheduler *generation.Scheduler
 	// Metrics are the collectors, nil unless Config.Metrics.
@@ -55,8 +65,22 @@ type Server struct {
 func New(cfg Config) *Server {
 	store := cfg.Store
 	s := &Server{Assembler: assembly.NewService(store)}
-	s.Turns = &generation.Service{Graph: store, Calls: store, Assembler: s.Assembler,
-		Providers: provider.NewRegistry(cfg.Providers), Observe: cfg.ObserveStep}
+	promoting := cfg.PromotionPolicy
+	if promoting != nil {
+		store.Promoter = &promotion.Promoter{Tokens: store.Tokens, Policy: promoting}
+	} else {
+		promoting = func(string) (policy.Version, error) { return policy.Resolve("") }
+	}
+	providers := provider.NewRegistry(cfg.Providers)
+	s.Summariser = &generation.Summariser{Graph: store, Calls: store, Assembler: s.Assembler, Providers: providers, Policy: promoting}
+	if cfg.Log != nil {
+		s.Summariser.Log = cfg.Log.Named("summariser")
+	}
+	// Results recorded through the API and recall answers of the generation path both go
+	// through this graph, which starts the summariser after each.
+	graph := generation.SummarisingGraph{ExecutionGraph: store, Summariser: s.Summariser}
+	s.Turns = &generation.Service{Graph: graph, Calls: store, Assembler: s.Assembler,
+		Providers: providers, Observe: cfg.ObserveStep}
 	if cfg.Metrics {
 		s.Metrics = metrics.New(metrics.Sources{
 			Neo4jErrors: store.Neo4jErrors,
@@ -68,13 +92,14 @@ func New(cfg Config) *Server {
 		// Assigned only when set: an interface holding a nil *Metrics is not nil.
 		s.Assembler.Observer = s.Metrics
 		s.Turns.ProviderCalls = s.Metrics
+		s.Summariser.ProviderCalls = s.Metrics
 	}
 	s.Scheduler = &generation.Scheduler{Graph: store, Turns: s.Turns}
 	if cfg.Log != nil {
 		s.Scheduler.Log = cfg.Log.Named("scheduler")
 	}
 	s.API = api.New(api.Config{
-		Graph: store, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
+		Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
 		Generator: s.Turns, Schedules: s.Scheduler, Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
 	})
 	return s

@@ -109,6 +109,7 @@ type Main struct {
 	store       *cypher.Store
 	server      *http.Server
 	scheduler   *generation.Scheduler
+	summariser  *generation.Summariser
 	stopTracing func(context.Context) error
 	stopSweeper context.CancelFunc
 	swept       chan struct{}
@@ -276,7 +277,7 @@ func (m *Main) Run(ctx context.Context) error {
 	srv := server.New(server.Config{
 		Store: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody, Providers: m.Providers, Metrics: true,
 	})
-	m.scheduler = srv.Scheduler
+	m.scheduler, m.summariser = srv.Scheduler, srv.Summariser
 	m.server = srv.API.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
@@ -325,8 +326,8 @@ func (m *Main) migrate(ctx context.Context, patience time.Duration) error {
 	}
 }
 
-// Close stops serving and claiming scheduled ticks, letting the requests and scheduled
-// turns in flight finish for up to ShutdownTimeout, and closes the driver.
+// Close stops serving and claiming scheduled ticks, letting the requests, scheduled turns
+// and summarisations in flight finish for up to ShutdownTimeout, and closes the driver.
 func (m *Main) Close() error {
 	timeout := m.ShutdownTimeout
 	if timeout <= 0 {
@@ -347,6 +348,10 @@ func (m *Main) Close() error {
 		errs = append(errs, m.server.Shutdown(ctx))
 	}
 	errs = append(errs, <-scheduled)
+	if m.summariser != nil {
+		// No result arrives once the server has shut down: what it started finishes.
+		errs = append(errs, m.summariser.Wait(ctx))
+	}
 	if m.stopSweeper != nil {
 		m.stopSweeper()
 		<-m.swept

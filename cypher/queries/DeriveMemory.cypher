@@ -27,13 +27,13 @@ CALL (m) {
   MATCH (old:ToolMemory {id: oldId, accountId: $accountId})
   CREATE (m)-[:SUPERSEDES]->(old)
 }
-// A memory the runtime derived from these sources alone is replaced by this one, unless the
-// request names it already, another memory replaced it before, or this memory is derived
-// too ($supersedeDerived null).
+// A memory the runtime derived from these sources alone is replaced by this one when its
+// promotionPolicy is one of $supersedeDerived (none when this memory is structural too),
+// unless the request names it already or another memory replaced it before.
 CALL (m) {
   UNWIND $sources AS src
-  MATCH (derived:ToolMemory {accountId: $accountId, promotionPolicy: $supersedeDerived})-[:DERIVED_FROM]->(:ToolArtifact {id: src.id, accountId: $accountId})
-  WHERE $supersedeDerived IS NOT NULL AND NOT derived.id IN $supersedes AND derived <> m
+  MATCH (derived:ToolMemory {accountId: $accountId})-[:DERIVED_FROM]->(:ToolArtifact {id: src.id, accountId: $accountId})
+  WHERE derived.promotionPolicy IN $supersedeDerived AND NOT derived.id IN $supersedes AND derived <> m
     AND all(s IN derived.sourceArtifactIds WHERE s IN [x IN $sources | x.id])
     AND NOT EXISTS { (:ToolMemory)-[:SUPERSEDES]->(derived) }
   WITH DISTINCT derived
