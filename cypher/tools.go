@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -20,9 +21,10 @@ type requestToolCallRow struct {
 var recordToolResult = newQuery[batchParams, recordToolResultRow]("RecordToolResult")
 
 type recordToolResultRow struct {
-	I              int64  `col:"i"`
-	ID             string `col:"id"`
-	ConversationID string `col:"conversationId"`
+	I              int64    `col:"i"`
+	ID             string   `col:"id"`
+	ConversationID string   `col:"conversationId"`
+	MemoryIDs      []string `col:"memoryIds"`
 }
 
 // toolCallArtifactIDs reads the ids of a call's artifacts.
@@ -211,15 +213,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		"toolVersion": nullable(in.ToolVersion), "createdAt": createdAt, "recordedAt": recordedAt,
 		"baselineTokens": baseline,
 	}
-	if len(in.Memories) == 0 && s.Promoter != nil && in.Status == string(model.ToolSucceeded) {
-		// The call's tool, arguments and declared freshness are fixed once it is recorded,
-		// so reading them first decides the same memory as reading them in the write.
-		if call, cerr := s.ToolCall(ctx, accountID, in.ToolCallID); cerr == nil {
-			if m, ok := s.Promoter.PromoteResult(accountID, call, in, createdAt); ok {
-				in.Memories = []model.NewMemory{m}
-			}
-		}
-	}
+	params["memory"] = s.derivedMemory(ctx, accountID, in, createdAt)
 	var written bool
 	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 && !keyed(ctx) {
 		var rec *neo4j.Record
@@ -227,6 +221,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		if written = rec != nil; written && err == nil {
 			var row recordToolResultRow
 			err = recordToolResult.scan(rec, &row)
+			out.MemoryIDs = orEmpty(row.MemoryIDs)
 		}
 	} else {
 		// Participants it is shared with are checked first, and memories derived after, in
@@ -243,7 +238,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 			if err := recordToolResult.scan(rec, &row); err != nil {
 				return nil, err
 			}
-			ids := []string{}
+			ids := orEmpty(row.MemoryIDs)
 			for i, m := range in.Memories {
 				if m.At == nil {
 					m.At = in.At
@@ -270,6 +265,44 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		out = model.ToolResultRecorded{}
 	}
 	return out, s.settle(ctx, err, result)
+}
+
+// derivedMemory is the row of the memory the store's Promoter derives from a result recorded
+// without client memories, written by RecordToolResult beside the artifact in the same
+// statement (so a derived memory never costs a result its batch); nil when none is derived.
+// Its owner, run, privacy, visibility and sharing are the artifact's, as the inheritance
+// rules give them for one source (promotion.Inherit). The call's tool, arguments and declared
+// freshness are fixed once it is recorded, so reading them before the write decides the
+// same memory as reading them in it.
+func (s *Store) derivedMemory(ctx context.Context, accountID string, in model.ToolResult, observedAt time.Time) map[string]any {
+	if len(in.Memories) > 0 || s.Promoter == nil || in.Status != string(model.ToolSucceeded) {
+		return nil
+	}
+	call, err := s.ToolCall(ctx, accountID, in.ToolCallID)
+	if err != nil {
+		return nil // the write finds the call missing or not the account's, and says so
+	}
+	m, ok := s.Promoter.PromoteResult(accountID, call, in, observedAt)
+	if !ok {
+		return nil
+	}
+	freshness := m.FreshnessClass
+	if freshness == "" {
+		freshness = model.DefaultFreshnessClass
+	}
+	var staleAfter, confidence any
+	if m.StaleAfter != nil {
+		staleAfter = m.StaleAfter.UTC()
+	}
+	if m.Confidence != nil {
+		confidence = *m.Confidence
+	}
+	return map[string]any{
+		"id": newID("mem"), "summary": m.Summary, "safeSummary": nullable(m.SafeSummary), "confidence": confidence,
+		"confidenceSource": nullable(m.ConfidenceSource), "limitations": nullable(m.Limitations), "freshnessClass": freshness,
+		"staleAfter": staleAfter, "revalidateWith": orEmpty(m.RevalidateWith), "locators": orEmpty(m.QuotedLocators),
+		"quotesWhole": m.QuotesWhole, "promotionPolicy": m.PromotionPolicy,
+	}
 }
 
 func toolCallOf(p props) model.ToolCall {

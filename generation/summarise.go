@@ -134,6 +134,11 @@ func (s *Summariser) summarise(accountID string, v policy.Version, artifactID, m
 	if err != nil || structural.PromotionPolicy != model.PromotionStructural || len(structural.SupersededBy) > 0 {
 		return // a client's memory replaced it already
 	}
+	if structural.QuotesWhole || art.Tool == model.RecallTool {
+		// A result quoted whole has nothing a summary could add but paraphrase, and a
+		// recall's answer is a part of a body the model already asked for by name.
+		return
+	}
 	prov, provOK := s.Providers.Provider(sum.Provider)
 	modelName, modelOK := s.Providers.Model(sum.Provider, sum.Model)
 	if !modelOK {

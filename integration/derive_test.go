@@ -105,26 +105,32 @@ func TestResultWithoutMemoriesDerivesOne(t *testing.T) {
 	}
 }
 
-// TestDerivedMemoryIsWrittenWithItsResult fails the derived memory's write: the result is not
-// recorded either (one transaction), and a retry records both.
+// TestDerivedMemoryIsWrittenWithItsResult fails the transaction that writes a result (a keyed
+// request's, which runs its statements one by one): neither the artifact nor its derived
+// memory is written, and the retry writes both. Results of concurrent requests are batched
+// with their derived memories alike (TestConcurrentToolWrites).
 func TestDerivedMemoryIsWrittenWithItsResult(t *testing.T) {
 	store := openStore(t.TempDir())
 	h := newHarnessWith(t, store, "")
 	w := h.world()
 	store.AfterStatement = func(name string) error {
-		if name == "DeriveMemory" {
-			return errors.New("injected failure deriving the memory")
+		if name == "RecordToolResult" {
+			return errors.New("injected failure after the result's statement")
 		}
 		return nil
 	}
-	if r := h.call("POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"id": "X-1"}}); r.status < 500 {
-		t.Fatalf("result with a failing derivation: got %d %s, want a server error", r.status, r.body)
+	body := map[string]any{"status": "succeeded", "result": map[string]any{"id": "X-1"}}
+	if r := h.call("POST", "/v1/tool-calls/"+w.call+"/result", body, "Idempotency-Key", "derive-1"); r.status < 500 {
+		t.Fatalf("result with a failing write: got %d %s, want a server error", r.status, r.body)
 	}
 	if call := h.must(200, "GET", "/v1/tool-calls/"+w.call, nil); str(call, "status") != "pending" {
 		t.Fatalf("after the failed write: got call status %q, want pending (nothing written)", str(call, "status"))
 	}
+	if n := cypherCount(t, `MATCH (m:ToolMemory {conversationId: $conv}) RETURN count(m)`, map[string]any{"conv": w.conv}); n != 0 {
+		t.Fatalf("after the failed write: got %d memories, want none", n)
+	}
 	store.AfterStatement = nil
-	out := h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"id": "X-1"}})
+	out := h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", body, "Idempotency-Key", "derive-2")
 	if ids, _ := out["memoryIds"].([]any); len(ids) != 1 {
 		t.Errorf("retry: got memoryIds %v, want one", out["memoryIds"])
 	}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -66,8 +67,16 @@ func extractionRuns(t *testing.T, conv string) []map[string]any {
 
 const invoiceSummary = "Invoice INV-2291 for ACME GmbH: 4,217.50 EUR, status paid on 2026-10-28."
 
-var invoiceResult = map[string]any{"invoice": "INV-2291", "customer": "ACME GmbH", "amount": "4,217.50 EUR",
-	"status": "paid", "paidAt": "2026-10-28", "lines": []any{map[string]any{"sku": "K-77", "qty": 3}, map[string]any{"sku": "K-78", "qty": 1}}}
+// invoiceResult is too large to quote whole: its structural memory is a digest, which the
+// summariser may improve on (a result quoted whole is never summarised).
+var invoiceResult = func() map[string]any {
+	lines := []any{map[string]any{"sku": "K-77", "qty": 3}, map[string]any{"sku": "K-78", "qty": 1}}
+	for i := 100; i < 160; i++ {
+		lines = append(lines, map[string]any{"sku": fmt.Sprintf("K-%d", i), "qty": i % 7, "note": "restocked from the Hamburg warehouse"})
+	}
+	return map[string]any{"invoice": "INV-2291", "customer": "ACME GmbH", "amount": "4,217.50 EUR",
+		"status": "paid", "paidAt": "2026-10-28", "lines": lines}
+}()
 
 // The summariser end to end against an OpenAI-compatible server that answers a known
 // summary: the structural memory is superseded by the summariser's, which keeps its
@@ -202,7 +211,8 @@ func TestSummariserProviderFailureKeepsTheStructuralMemory(t *testing.T) {
 }
 
 // A result of a class the summariser's provider may not receive is never sent to it, and
-// no run is recorded: secret never reaches any provider, google_derived not this one.
+// no run is recorded: secret never reaches any provider, google_derived not this one; nor is
+// a result quoted whole, which a summary could only paraphrase.
 func TestSummariserNeverSendsARestrictedClass(t *testing.T) {
 	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
 		return 200, nil, openAIText(invoiceSummary)
@@ -211,16 +221,21 @@ func TestSummariserNeverSendsARestrictedClass(t *testing.T) {
   - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", maxRetries: 0}
 `))
 	w := h.world()
-	for i, class := range []string{"google_derived", "secret"} {
+	// Two classes its provider may not receive, and a result small enough to be quoted whole
+	// (a summary could only paraphrase it).
+	for i, post := range []struct {
+		class  string
+		result any
+	}{{"google_derived", invoiceResult}, {"secret", invoiceResult}, {"internal", map[string]any{"invoice": "INV-2291", "status": "paid"}}} {
 		call := w.call
 		if i > 0 {
 			call = str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read",
-				"arguments": map[string]any{"sheet": "q4"}}), "id")
+				"arguments": map[string]any{"sheet": fmt.Sprintf("q%d", i)}}), "id")
 		}
 		res := h.must(201, "POST", "/v1/tool-calls/"+call+"/result", map[string]any{
-			"status": "succeeded", "result": invoiceResult, "privacyClass": class})
+			"status": "succeeded", "result": post.result, "privacyClass": post.class})
 		if ids, _ := res["memoryIds"].([]any); len(ids) != 1 {
-			t.Fatalf("%s: got memoryIds %v, want the structural memory", class, res["memoryIds"])
+			t.Fatalf("%s: got memoryIds %v, want the structural memory", post.class, res["memoryIds"])
 		}
 	}
 	h.waitSummaries()

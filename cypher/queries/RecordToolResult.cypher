@@ -5,9 +5,10 @@
 // runtime kind from the run, and the skills the run had loaded. Returns the row's index and
 // the artifact's id (not the node: its result can be tens of KB) for each row written; a row
 // whose call is not the account's or already has a final outcome (an earlier row's
-// included) writes nothing and returns no record. Rows are written in the order of their
-// branches' ids, so that concurrent batches lock the branches they share in the same order
-// instead of deadlocking.
+// included) writes nothing and returns no record. A row may carry the memory the runtime
+// derived from its result (DESIGN §7), written in the same statement; its id is returned in
+// memoryIds. Rows are written in the order of their branches' ids, so that concurrent
+// batches lock the branches they share in the same order instead of deadlocking.
 UNWIND $rows AS row
 OPTIONAL MATCH (o:ToolCall {id: row.toolCallId, accountId: $accountId})
 WITH row ORDER BY o.branchId, row.i
@@ -41,6 +42,28 @@ CALL (row) {
                           toolVersion: row.toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
                           rev: rev, createdAt: row.createdAt, recordedAt: row.recordedAt})
   CREATE (t)-[:PRODUCED]->(a)
-  RETURN a.id AS id, a.conversationId AS conversationId
+  // The memory the runtime derived from the result (row.memory, when there is one) comes
+  // next on the branch: the artifact's owner, run, privacy, visibility and sharing,
+  // DERIVED_FROM it with the locator of every value it quotes.
+  WITH t, a, b, row
+  CALL (a, b, row) {
+    UNWIND CASE WHEN row.memory IS NULL THEN [] ELSE [row.memory] END AS d
+    SET b.seq = b.seq + 1, b.rev = b.rev + 1
+    WITH a, b, d, b.seq AS mseq, b.rev AS mrev
+    CREATE (m:ToolMemory {id: d.id, accountId: $accountId, conversationId: a.conversationId, branchId: b.id, seq: mseq,
+                          kind: 'tool', summary: d.summary, data: null, safeSummary: d.safeSummary,
+                          confidence: d.confidence, confidenceSource: d.confidenceSource, rationale: null,
+                          limitations: d.limitations, privacyClass: a.privacyClass, freshnessClass: d.freshnessClass,
+                          observedAt: a.createdAt, staleAfter: d.staleAfter, revalidateWith: d.revalidateWith,
+                          provenanceLocators: [l IN d.locators | a.id + '#' + l], sourceArtifactIds: [a.id],
+                          provenanceBroken: false, resolutionStatus: 'unresolved', repairAttempts: 0,
+                          promotionPolicy: d.promotionPolicy, quotesWhole: d.quotesWhole, visibility: a.visibility,
+                          sharedWithParticipants: a.sharedWithParticipants, ownerParticipantId: a.ownerParticipantId,
+                          ownerRunId: a.ownerRunId, promoted: false, promotedFromRunId: null,
+                          rev: mrev, createdAt: a.createdAt, recordedAt: a.recordedAt})
+    CREATE (m)-[:DERIVED_FROM {locator: head(d.locators), locators: d.locators}]->(a)
+    RETURN collect(m.id) AS memoryIds
+  }
+  RETURN a.id AS id, a.conversationId AS conversationId, memoryIds
 }
-RETURN row.i AS i, id, conversationId
+RETURN row.i AS i, id, conversationId, memoryIds
