@@ -274,7 +274,10 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 // rules give them for one source (promotion.Inherit). The call's tool, arguments and declared
 // freshness are fixed once it is recorded, so reading them before the write decides the
 // same memory as reading them in it.
-func (s *Store) derivedMemory(ctx context.Context, accountID string, in model.ToolResult, observedAt time.Time) map[string]any {
+//
+// It returns an untyped nil, never a nil map: the driver sends a nil map as an empty one,
+// which is not null to the statement.
+func (s *Store) derivedMemory(ctx context.Context, accountID string, in model.ToolResult, observedAt time.Time) any {
 	if len(in.Memories) > 0 || s.Promoter == nil || in.Status != string(model.ToolSucceeded) {
 		return nil
 	}

@@ -65,6 +65,18 @@ func TestResultWithoutMemoriesDerivesOne(t *testing.T) {
 		t.Errorf("large result's locators: got %v, want the first row's pointer", digest["provenanceLocators"])
 	}
 
+	// A result with the client's own memory derives nothing beside it.
+	ownCall := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{}, "callId": "call_own"}), "id")
+	withOwn := h.must(201, "POST", "/v1/tool-calls/"+ownCall+"/result", map[string]any{"status": "succeeded", "result": rowsResult(3),
+		"memories": []map[string]any{{"summary": "three SKUs"}}})
+	if ids, _ := withOwn["memoryIds"].([]any); len(ids) != 1 {
+		t.Errorf("result with the client's memory: got memoryIds %v, want that one alone", withOwn["memoryIds"])
+	}
+	if n := cypherCount(t, `MATCH (m:ToolMemory {conversationId: $conv}) WHERE m.id IS NULL OR m.summary IS NULL RETURN count(m)`,
+		map[string]any{"conv": w.conv}); n != 0 {
+		t.Errorf("got %d memories without an id or summary, want none", n)
+	}
+
 	// A failed call stays recovery state: nothing is derived.
 	failedCall := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{}, "callId": "call_3"}), "id")
 	failed := h.must(201, "POST", "/v1/tool-calls/"+failedCall+"/result", map[string]any{"status": "failed", "error": map[string]any{"code": "E1", "message": "boom"}})
