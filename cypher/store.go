@@ -84,6 +84,9 @@ type Store struct {
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
 	// tool results, batching those of concurrent requests (groupCommit).
 	assemblyRecords, toolCalls, toolResults groupCommit
+	// recent remembers the calls this process recorded lately, for the memories derived
+	// from their results.
+	recent recentCalls
 	// blobRetry holds the blob removals that could not be checked against the graph.
 	blobRetry pendingBlobs
 	// unavailable and failed count the driver failures the store answered (Neo4jErrors).

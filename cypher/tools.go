@@ -88,6 +88,9 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 	if err == nil {
 		call, err = requestedCall(rec, in)
 	}
+	if err == nil {
+		s.recent.put(accountID, call)
+	}
 	return call, s.settle(ctx, err, args)
 }
 
@@ -273,7 +276,7 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 // Its owner, run, privacy, visibility and sharing are the artifact's, as the inheritance
 // rules give them for one source (promotion.Inherit). The call's tool, arguments and declared
 // freshness are fixed once it is recorded, so reading them before the write decides the
-// same memory as reading them in it.
+// same memory as reading them in it; a call this process recorded lately is not read again.
 //
 // It returns an untyped nil, never a nil map: the driver sends a nil map as an empty one,
 // which is not null to the statement.
@@ -281,9 +284,12 @@ func (s *Store) derivedMemory(ctx context.Context, accountID string, in model.To
 	if len(in.Memories) > 0 || s.Promoter == nil || in.Status != string(model.ToolSucceeded) {
 		return nil
 	}
-	call, err := s.ToolCall(ctx, accountID, in.ToolCallID)
-	if err != nil {
-		return nil // the write finds the call missing or not the account's, and says so
+	call, ok := s.recent.get(accountID, in.ToolCallID)
+	if !ok {
+		var err error
+		if call, err = s.ToolCall(ctx, accountID, in.ToolCallID); err != nil {
+			return nil // the write finds the call missing or not the account's, and says so
+		}
 	}
 	m, ok := s.Promoter.PromoteResult(accountID, call, in, observedAt)
 	if !ok {
