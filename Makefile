@@ -5,6 +5,12 @@ SHELL := /bin/bash
 
 LOCAL_BOLT := bolt://127.0.0.1:$(or $(NEO4J_LOCAL_BOLT_PORT),7687)
 
+# The tests' local Neo4j is one of their own (its own data directory and ports), so that a
+# `make run` server on the development Neo4j never claims the tests' schedule ticks, and the
+# outage test's restart never touches it.
+TEST_NEO4J_ENV := NEO4J_LOCAL_HOME="$(CURDIR)/.neo4j-test" NEO4J_LOCAL_BOLT_PORT=$(or $(NEO4J_TEST_BOLT_PORT),7688) NEO4J_LOCAL_HTTP_PORT=$(or $(NEO4J_TEST_HTTP_PORT),7475)
+TEST_BOLT := bolt://127.0.0.1:$(or $(NEO4J_TEST_BOLT_PORT),7688)
+
 .PHONY: build run test bench bench-go vet neo4j-start neo4j-stop neo4j-status clean
 
 build:
@@ -18,22 +24,22 @@ vet:
 	go vet ./...
 
 # Integration tests use NEO4J_URI when set; otherwise testcontainers-go when a Docker engine
-# answers; otherwise the project's local Neo4j, started here. Then schemathesis runs over the
-# served OpenAPI spec (scripts/schemathesis; SCHEMATHESIS_MAX_TIME seconds, default 100)
-# against NEO4J_URI, or the local Neo4j when it is unset. llm-katan, the provider of the
+# answers; otherwise a local Neo4j of the tests' own (.neo4j-test, Bolt on 7688), started
+# here. Then schemathesis runs over the served OpenAPI spec (scripts/schemathesis;
+# SCHEMATHESIS_MAX_TIME seconds, default 100) against NEO4J_URI, or that local Neo4j. llm-katan, the provider of the
 # end-to-end generation tests, is installed first (scripts/llm-katan, into .venv-llm-katan),
 # and so are the peers' libraries the conformance test of peers/ runs (scripts/peers-venv,
 # into .venv-peers).
 test: vet
 	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
-		scripts/neo4j-local start; \
-		export NEO4J_URI="$(LOCAL_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
+		export $(TEST_NEO4J_ENV); scripts/neo4j-local start; \
+		export NEO4J_URI="$(TEST_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
 	fi; \
 	scripts/llm-katan install; \
 	scripts/peers-venv install; \
 	go test -count=1 ./...
-	@if [ -z "$${NEO4J_URI:-}" ]; then scripts/neo4j-local start; fi; \
-	NEO4J_URI="$${NEO4J_URI:-$(LOCAL_BOLT)}" scripts/schemathesis
+	@if [ -z "$${NEO4J_URI:-}" ]; then export $(TEST_NEO4J_ENV); scripts/neo4j-local start; fi; \
+	NEO4J_URI="$${NEO4J_URI:-$(TEST_BOLT)}" scripts/schemathesis
 
 # Benchmarks against a real Neo4j, never part of `make test`. `make bench` runs the whole
 # benchmark (economy, scale, floor, load, generation against llm-katan, and the peers' context

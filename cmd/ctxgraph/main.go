@@ -104,6 +104,9 @@ type Main struct {
 	// Providers are the model providers of CTXGRAPH_PROVIDERS_FILE; none means the
 	// built-in echo provider.
 	Providers []provider.Config
+	// NoScheduler serves without running scheduled turns (CTXGRAPH_SCHEDULER=off): the
+	// server on a Neo4j that other servers (or a test suite) run the schedules of.
+	NoScheduler bool
 
 	log         *zap.Logger
 	store       *cypher.Store
@@ -180,6 +183,13 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 			return model.Invalid("CTXGRAPH_LOG_LEVEL", "CTXGRAPH_LOG_LEVEL: %q is not one of debug, info, warn, error", v)
 		}
 		m.LogLevel = level
+	}
+	switch v := getenv("CTXGRAPH_SCHEDULER"); v {
+	case "", "on":
+	case "off":
+		m.NoScheduler = true
+	default:
+		return model.Invalid("CTXGRAPH_SCHEDULER", "CTXGRAPH_SCHEDULER: %q is not on or off", v)
 	}
 	m.ShutdownTimeout = DefaultShutdownTimeout
 	if err := parseDuration(getenv, "CTXGRAPH_SHUTDOWN_TIMEOUT", &m.ShutdownTimeout, false); err != nil {
@@ -289,7 +299,12 @@ func (m *Main) Run(ctx context.Context) error {
 		defer close(m.swept)
 		m.store.RunBlobSweeper(sweepCtx, m.BlobSweep)
 	}()
-	m.scheduler.Start()
+	if m.NoScheduler {
+		m.scheduler = nil
+		log.Info("scheduler off (CTXGRAPH_SCHEDULER=off): this server runs no scheduled turns")
+	} else {
+		m.scheduler.Start()
+	}
 	go func() {
 		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("server stopped", zap.Error(err))

@@ -157,3 +157,21 @@ func TestParseEnvNeo4jReads(t *testing.T) {
 		t.Errorf("CTXGRAPH_NEO4J_READS=followers: got %v, want an error naming the variable", err)
 	}
 }
+
+func TestParseEnvScheduler(t *testing.T) {
+	env := testEnv(t)
+	for _, tc := range []struct {
+		value string
+		off   bool
+	}{{"", false}, {"on", false}, {"off", true}} {
+		var m Main
+		if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_SCHEDULER": tc.value})); err != nil || m.NoScheduler != tc.off {
+			t.Errorf("CTXGRAPH_SCHEDULER=%q: got %v, off %v, want off %v", tc.value, err, m.NoScheduler, tc.off)
+		}
+	}
+	var m Main
+	var me *model.Error
+	if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_SCHEDULER": "sometimes"})); !errors.As(err, &me) || me.Field != "CTXGRAPH_SCHEDULER" {
+		t.Errorf("CTXGRAPH_SCHEDULER=sometimes: got %v, want an error naming the variable", err)
+	}
+}

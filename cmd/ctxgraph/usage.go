@@ -33,6 +33,7 @@ environment:
   CTXGRAPH_IDLE_TIMEOUT         connection bounds, Go durations (0 turns one off)
   CTXGRAPH_BLOB_SWEEP_INTERVAL  how often unreferenced blobs are removed (default 1h)
   CTXGRAPH_SHUTDOWN_TIMEOUT     how long a stop waits for requests and scheduled turns (default 30s)
+  CTXGRAPH_SCHEDULER            on (default) or off: off runs no scheduled turns
   CTXGRAPH_LOG_LEVEL            debug, info, warn or error (default info)
 `
 
