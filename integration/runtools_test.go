@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -207,22 +206,7 @@ func TestRunToolsNamedByContinue(t *testing.T) {
 // child's tools, never the parent's; the parent's resume is offered the parent's.
 func TestRunToolsOfSubagentsAndResume(t *testing.T) {
 	const rawRows = "RAW-SHEET-ROWS-552"
-	h, fake := openAIHarness(t, func(n int, req map[string]any) (int, map[string]string, any) {
-		msgs := fmtMessages(req)
-		switch req["model"] {
-		case "m-lead":
-			if strings.Contains(msgs, "Subagent report") {
-				return 200, nil, openAIText("Brief: merged.")
-			}
-			return 200, nil, openAIToolCall("call_delegate", "delegate", `{"scouts":2}`)
-		case "m-sheet":
-			if strings.Contains(msgs, rawRows) {
-				return 200, nil, openAIText("SHEET-REPORT: six pilots.")
-			}
-			return 200, nil, openAIToolCall("call_sheet", "sheet_read", `{"sheet":"pilots"}`)
-		}
-		return 200, nil, openAIText("WEB-REPORT: nothing to add.")
-	})
+	h, fake := openAIHarness(t, scouts(rawRows))
 	_, branch, ids := h.conversationWith([3]string{"lead", "openai", "m-lead"}, [3]string{"web", "openai", "m-web"},
 		[3]string{"sheet", "openai", "m-sheet"})
 	delegate := map[string]any{"name": "delegate", "description": "hand work to scouts", "parameters": map[string]any{"type": "object"}}
