@@ -127,10 +127,24 @@ func (b callOptionsBody) options() (model.CallOptions, error) {
 		}
 		o.Tools = append(o.Tools, spec)
 	}
-	if b.ToolChoice != "" && !model.Contains(model.ToolChoices, b.ToolChoice) && !names[b.ToolChoice] {
+	if !model.ToolChoiceFits(o.Tools, b.ToolChoice) {
 		return o, &httpError{status: http.StatusBadRequest, field: "toolChoice", message: "toolChoice is auto, none, required or the name of an offered tool"}
 	}
 	return o, nil
+}
+
+// options of a continue or a resume: tools left out are the run's (DESIGN §8), an empty
+// list offers none. A toolChoice without tools is judged by the generator, against the
+// tools the run is offered.
+func (r continueRequest) options() (model.CallOptions, error) {
+	b := r.callOptionsBody
+	named := b.Tools != nil
+	if !named {
+		b.ToolChoice = ""
+	}
+	o, err := b.options()
+	o.ToolsNamed, o.ToolChoice = named, r.ToolChoice
+	return o, err
 }
 
 func (s *Server) generate(c echo.Context) error {

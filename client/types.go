@@ -204,8 +204,11 @@ type GenerationRequest struct {
 // ContinueRequest continues a run once every call it requested has a result
 // (POST /v1/runs/{id}/continue), or resumes a parent run (POST /v1/runs/{id}/resume).
 type ContinueRequest struct {
-	TokenBudget     int              `json:"tokenBudget,omitempty"`
-	Tools           []model.ToolSpec `json:"tools,omitempty"`
+	TokenBudget int `json:"tokenBudget,omitempty"`
+	// Tools nil reuses the tools the run is offered; a non-nil empty list offers none;
+	// others replace the run's for its later calls too. ToolChoice empty likewise reuses
+	// the run's, unless Tools are named.
+	Tools           []model.ToolSpec `json:"tools,omitzero"`
 	ToolChoice      string           `json:"toolChoice,omitempty"`
 	MaxOutputTokens int              `json:"maxOutputTokens,omitempty"`
 	Temperature     *float64         `json:"temperature,omitempty"`

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // props is a node's or map's properties with typed accessors that tolerate missing keys.
@@ -89,6 +91,29 @@ func (p props) raw(k string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// tools decodes a property of tools kept as JSON text (toolsText), nil when absent.
+func (p props) tools(k string) []model.ToolSpec {
+	var out []model.ToolSpec
+	if raw := p.raw(k); raw != nil {
+		// Only toolsText writes these properties: the text is always a list of tools.
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
+// toolsText encodes tools as the JSON text a node keeps them in: with their parameters and
+// freshness declarations, "" for none.
+func toolsText(tools []model.ToolSpec) (string, error) {
+	if len(tools) == 0 {
+		return "", nil
+	}
+	b, err := model.EncodeJSON(tools)
+	if err != nil {
+		return "", model.Internal("encoding the tools offered failed", err)
+	}
+	return string(b), nil
 }
 
 // nullable turns an empty string into a Cypher null, so that optional ids are not stored.

@@ -20,8 +20,8 @@ var (
 		ArtifactIDs []string `col:"artifactIds"`
 	}]("RunToolCalls")
 	claimRunStep = newQuery[claimStepParams, struct {
-		Status  string `col:"status"`
-		Claimed bool   `col:"claimed"`
+		R       props `col:"r"`
+		Claimed bool  `col:"claimed"`
 	}]("ClaimRunStep")
 	releaseRunStep = newQuery[releaseStepParams, noRows]("ReleaseRunStep")
 )
@@ -36,6 +36,8 @@ type startRunParams struct {
 	Model            string    `param:"model,null"`
 	TriggerMessageID string    `param:"triggerMessageId,null"`
 	ParentRunID      string    `param:"parentRunId,null"`
+	Tools            string    `param:"tools,null"`
+	ToolChoice       string    `param:"toolChoice,null"`
 	CreatedAt        time.Time `param:"createdAt"`
 	RecordedAt       time.Time `param:"recordedAt"`
 }
@@ -70,6 +72,9 @@ type modelCallParams struct {
 	ErrorCode      *string   `param:"errorCode"`
 	ErrorMessage   *string   `param:"errorMessage"`
 	ProviderStatus int64     `param:"providerStatus,null"`
+	Reoffer        bool      `param:"reoffer"`
+	Tools          string    `param:"tools,null"`
+	ToolChoice     string    `param:"toolChoice,null"`
 }
 
 // runParams name a run of an account.
@@ -131,10 +136,14 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 			return model.Run{}, err
 		}
 	}
+	tools, err := toolsText(in.Tools)
+	if err != nil {
+		return model.Run{}, err
+	}
 	row, found, err := startRunQuery.one(t, startRunParams{
 		ID: newID("run"), AccountID: accountID, BranchID: in.BranchID, ParticipantID: in.ParticipantID,
 		RuntimeKind: in.RuntimeKind, Provider: in.Provider, Model: in.Model,
-		TriggerMessageID: in.TriggerMessageID, ParentRunID: in.ParentRunID,
+		TriggerMessageID: in.TriggerMessageID, ParentRunID: in.ParentRunID, Tools: tools, ToolChoice: in.ToolChoice,
 		CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
 	if err != nil {
@@ -249,6 +258,13 @@ func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.
 	if in.Error != nil {
 		params.ErrorCode, params.ErrorMessage, params.ProviderStatus = &in.Error.Code, &in.Error.Message, int64(in.Error.Status)
 	}
+	if in.Offer != nil {
+		tools, err := toolsText(in.Offer.Tools)
+		if err != nil {
+			return model.Run{}, err
+		}
+		params.Reoffer, params.Tools, params.ToolChoice = true, tools, in.Offer.ToolChoice
+	}
 	if _, err := t.require(accountID, "ModelRun", "", in.RunID); err != nil {
 		return model.Run{}, err
 	}
@@ -271,6 +287,7 @@ func runOf(p props) model.Run {
 		RecordedAt: p.time("recordedAt"),
 		ResponseID: p.str("responseId"), ResponseModel: p.str("responseModel"), FinishReason: p.str("finishReason"),
 		LatencyMs: deref(p.float("latencyMs")), ModelCalls: p.i64("modelCalls"), LastAssembly: p.str("lastAssemblyId"), PolicyVersion: p.str("policyVersion"),
+		Tools: p.tools("tools"), ToolChoice: p.str("toolChoice"),
 	}
 	if r.ModelCalls > 0 {
 		r.Usage = &model.Usage{InputTokens: int(p.i64("inputTokens")), OutputTokens: int(p.i64("outputTokens"))}
@@ -342,28 +359,28 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 	})
 }
 
-// ClaimRunStep claims a running run for one model call; KindConflict when the run has ended
-// or another call holds a claim newer than staleBefore.
-func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) error {
-	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
+// ClaimRunStep claims a running run for one model call and returns it as claimed;
+// KindConflict when the run has ended or another call holds a claim newer than staleBefore.
+func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) (model.Run, error) {
+	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
 		row, found, err := claimRunStep.one(t, claimStepParams{
 			AccountID: accountID, RunID: runID, Claim: claim, Now: s.Now().UTC(), StaleBefore: staleBefore.UTC(),
 		})
 		switch {
 		case err != nil:
-			return struct{}{}, err
+			return model.Run{}, err
 		case !found:
-			return struct{}{}, model.NotFound("run", runID)
+			return model.Run{}, model.NotFound("run", runID)
 		}
+		run := runOf(row.R)
 		if !row.Claimed {
-			if status := row.Status; status != model.RunStatusRunning {
-				return struct{}{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", runID, status)
+			if run.Status != model.RunStatusRunning {
+				return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", runID, run.Status)
 			}
-			return struct{}{}, model.Conflict("run %q is already calling its model: wait for that call to end", runID)
+			return model.Run{}, model.Conflict("run %q is already calling its model: wait for that call to end", runID)
 		}
-		return struct{}{}, nil
+		return run, nil
 	})
-	return err
 }
 
 // ReleaseRunStep releases a run's step claim that no model call followed.

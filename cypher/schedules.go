@@ -2,7 +2,6 @@ package cypher
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -41,7 +40,7 @@ type createScheduleParams struct {
 	Prompt         string     `param:"prompt"`
 	PolicyVersion  string     `param:"policyVersion,null"`
 	TokenBudget    int        `param:"tokenBudget,null"`
-	Tools          string     `param:"tools"`
+	Tools          string     `param:"tools,null"`
 	Enabled        bool       `param:"enabled"`
 	NextRunAt      *time.Time `param:"nextRunAt"`
 	CreatedAt      time.Time  `param:"createdAt"`
@@ -92,15 +91,15 @@ type finishTickParams struct {
 // CreateSchedule writes a schedule on a branch of its conversation.
 func (s *Store) CreateSchedule(ctx context.Context, accountID string, in model.NewSchedule) (model.Schedule, error) {
 	createdAt, recordedAt := s.stamps(in.At)
-	tools, err := json.Marshal(orNoTools(in.Tools))
+	tools, err := toolsText(in.Tools)
 	if err != nil {
-		return model.Schedule{}, model.Internal("encoding the schedule's tools failed", err)
+		return model.Schedule{}, err
 	}
 	return writeTx(ctx, s, func(t *tx) (model.Schedule, error) {
 		row, found, err := createSchedule.one(t, createScheduleParams{
 			ID: newID("sch"), AccountID: accountID, ConversationID: in.ConversationID, BranchID: in.BranchID,
 			ParticipantIDs: orEmpty(in.ParticipantIDs), Cron: in.Cron, Timezone: in.Timezone, Prompt: in.Prompt,
-			PolicyVersion: in.PolicyVersion, TokenBudget: in.TokenBudget, Tools: string(tools),
+			PolicyVersion: in.PolicyVersion, TokenBudget: in.TokenBudget, Tools: tools,
 			Enabled: in.Enabled, NextRunAt: in.NextRunAt, CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
@@ -207,12 +206,9 @@ func scheduleOf(p props) model.Schedule {
 	sc := model.Schedule{
 		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"), ParticipantIDs: p.strs("participantIds"),
 		Cron: p.str("cron"), Timezone: p.str("timezone"), Prompt: p.str("prompt"), PolicyVersion: p.str("policyVersion"),
-		TokenBudget: int(p.i64("tokenBudget")), Tools: []model.ToolSpec{}, Enabled: p.boolean("enabled"), CreatedAt: p.time("createdAt"),
+		TokenBudget: int(p.i64("tokenBudget")), Tools: orNoTools(p.tools("tools")), Enabled: p.boolean("enabled"), CreatedAt: p.time("createdAt"),
 		NextRunAt: p.timePtr("nextRunAt"), LastRunAt: p.timePtr("lastRunAt"), LastStatus: p.str("lastStatus"), LastRunIDs: p.strs("lastRunIds"),
 		AccountID: p.str("accountId"),
-	}
-	if raw := p.raw("tools"); raw != nil {
-		_ = json.Unmarshal(raw, &sc.Tools)
 	}
 	if code := p.str("lastErrorCode"); code != "" {
 		sc.LastError = &model.ProviderError{Code: code, Message: p.str("lastErrorMessage")}

@@ -114,7 +114,7 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 	starts := make([]model.NewRun, len(calls))
 	for i, pc := range calls {
 		starts[i] = model.NewRun{BranchID: req.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: kind,
-			Provider: pc.provider.Name(), Model: pc.model}
+			Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Options.Tools), ToolChoice: req.Options.ToolChoice}
 	}
 	start = s.timed(StepResolve, start)
 	user, runs, err := s.Calls.BeginTurn(ctx, accountID, msg, starts)
@@ -169,10 +169,12 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 
 // callAgain makes another model call of a running run, assembled as kind: it claims the
 // run's step (so that two callers never call its model at once), runs check, if any,
-// under the claim, and steps, replying to the run's trigger message.
+// under the claim, and steps with the tools the run offers (reoffer), replying to the
+// run's trigger message.
 func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind string, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
-	if err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-model.TurnHold)); err != nil {
+	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-model.TurnHold))
+	if err != nil {
 		return model.Generation{}, err
 	}
 	recorded := false
@@ -189,6 +191,9 @@ func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run
 		if err := check(); err != nil {
 			return model.Generation{}, err
 		}
+	}
+	if sr.options, sr.offer, err = reoffer(claimed, sr.options); err != nil {
+		return model.Generation{}, err
 	}
 	conv, err := s.Graph.Conversation(ctx, accountID, run.ConversationID)
 	if err != nil {
@@ -207,6 +212,32 @@ func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run
 	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
 	return out, answer(out, []error{err})
+}
+
+// reoffer resolves the tools and tool choice of a later model call of run (a continue, a
+// resume): the request's when it names them, else the run's (DESIGN §8). Tools named
+// make a new offer with the request's choice (none named leaves it to the provider); a
+// choice named alone keeps the run's tools. A request that names either returns the
+// offer the run keeps for its later calls; a choice that names no tool offered is
+// KindInvalid.
+func reoffer(run model.Run, o model.CallOptions) (model.CallOptions, *model.ToolOffer, error) {
+	if !o.ToolsNamed && o.ToolChoice == "" {
+		o.Tools, o.ToolChoice = run.Tools, run.ToolChoice
+		return o, nil, nil
+	}
+	if !o.ToolsNamed {
+		o.Tools = run.Tools
+	}
+	if !model.ToolChoiceFits(o.Tools, o.ToolChoice) {
+		return o, nil, model.Invalid("toolChoice", "toolChoice is auto, none, required or the name of a tool the run is offered")
+	}
+	return o, &model.ToolOffer{Tools: clientTools(o.Tools), ToolChoice: o.ToolChoice}, nil
+}
+
+// clientTools are the tools a run records as offered: the client's, never ctxgraph's
+// recall, which policy offers per call (DESIGN §7).
+func clientTools(tools []model.ToolSpec) []model.ToolSpec {
+	return slices.DeleteFunc(slices.Clone(tools), func(t model.ToolSpec) bool { return t.Name == model.RecallTool })
 }
 
 // Discuss runs a discussion: see model.Generator. It writes the directive (and the topic,
@@ -307,7 +338,7 @@ func (s *Service) Subagents(ctx context.Context, accountID string, req model.Sub
 		task, started, err := s.Calls.BeginTurn(ctx, accountID,
 			&model.NewMessage{BranchID: parent.BranchID, Role: "user", Content: req.Children[i].Task, ParticipantID: pc.participant.ID, Visibility: "participant"},
 			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: "subagent", ParentRunID: parent.ID,
-				Provider: pc.provider.Name(), Model: pc.model}})
+				Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Children[i].Tools)}})
 		if err != nil {
 			return out, err
 		}
@@ -430,6 +461,8 @@ type stepRequest struct {
 	exactArtifactIDs []string
 	replyTo          string
 	options          model.CallOptions
+	// offer, when set, is a new offer of tools that the run records with the call.
+	offer *model.ToolOffer
 }
 
 // step makes the model calls of one request of a run: assemble, call, record, and again
@@ -518,7 +551,8 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 		}
 		s.ProviderCalls.ObserveProviderCall(pc.provider.Name(), pc.model, call.Latency, resp.Usage, failure)
 	}
-	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency}
+	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency,
+		Offer: sr.offer}
 
 	// The assembly's record, written meanwhile, commits before anything it explains.
 	if _, rerr := recorded(); rerr != nil {

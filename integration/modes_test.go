@@ -134,24 +134,7 @@ func (p *protocolServer) requestsFor(t *testing.T, model string) []map[string]an
 // children's tasks, answers or raw tool results.
 func TestSubagentsFanOutFailureAndResume(t *testing.T) {
 	const rawRows = "RAW-SHEET-ROWS-991"
-	openai := newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
-		msgs := fmtMessages(req)
-		switch req["model"] {
-		case "m-lead":
-			if strings.Contains(msgs, "Subagent report") {
-				return 200, nil, openAIText("Brief: merged the scouts' reports.")
-			}
-			return 200, nil, openAIToolCall("call_delegate", "delegate", `{"scouts":3}`)
-		case "m-web":
-			return 200, nil, openAIText("WEB-REPORT: median 1.6 trips per bike per day.")
-		case "m-sheet":
-			if strings.Contains(msgs, rawRows) {
-				return 200, nil, openAIText("SHEET-REPORT: six pilots in the sheet.")
-			}
-			return 200, nil, openAIToolCall("call_sheet", "sheet_read", `{"sheet":"pilots"}`)
-		}
-		return 500, nil, map[string]any{"error": map[string]any{"message": "pdf scout exploded", "type": "server_error"}}
-	})
+	openai := newProtocolServer(t, "/v1/chat/completions", scouts(rawRows))
 	h := newProviderHarness(t, providersFor(t, `providers:
   - {name: openai, kind: openai, baseURL: "`+openai.URL+`/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0}
 `)...)
@@ -225,6 +208,31 @@ func TestSubagentsFanOutFailureAndResume(t *testing.T) {
 	}
 	for _, v := range append(children, resumed) {
 		h.checkStory(str(v.(map[string]any), "assemblyId"))
+	}
+}
+
+// scouts scripts the models of a fan-out: m-lead delegates with a tool call until its
+// request holds a subagent report, then merges; m-web reports; m-sheet reads its sheet
+// with a tool, then reports once its request holds rawRows; any other model fails at its
+// provider.
+func scouts(rawRows string) func(n int, req map[string]any) (int, map[string]string, any) {
+	return func(n int, req map[string]any) (int, map[string]string, any) {
+		msgs := fmtMessages(req)
+		switch req["model"] {
+		case "m-lead":
+			if strings.Contains(msgs, "Subagent report") {
+				return 200, nil, openAIText("Brief: merged the scouts' reports.")
+			}
+			return 200, nil, openAIToolCall("call_delegate", "delegate", `{"scouts":3}`)
+		case "m-web":
+			return 200, nil, openAIText("WEB-REPORT: median 1.6 trips per bike per day.")
+		case "m-sheet":
+			if strings.Contains(msgs, rawRows) {
+				return 200, nil, openAIText("SHEET-REPORT: six pilots in the sheet.")
+			}
+			return 200, nil, openAIToolCall("call_sheet", "sheet_read", `{"sheet":"pilots"}`)
+		}
+		return 500, nil, map[string]any{"error": map[string]any{"message": "pdf scout exploded", "type": "server_error"}}
 	}
 }
 

@@ -29,6 +29,28 @@ const ToolChoiceNone = "none"
 // ToolChoices lists the tool choices a generation accepts besides a tool's name.
 var ToolChoices = []string{"auto", "none", "required"}
 
+// ToolChoiceFits says whether choice may go with tools: no choice, one of ToolChoices or
+// the name of one of tools.
+func ToolChoiceFits(tools []ToolSpec, choice string) bool {
+	if choice == "" || Contains(ToolChoices, choice) {
+		return true
+	}
+	for _, t := range tools {
+		if t.Name == choice {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolOffer is what a run's model calls are offered: the client's tools (never ctxgraph's
+// recall, which policy offers per call) and the tool choice. A run keeps the offer it
+// started with, and the latest one a continue or a resume named (DESIGN §8).
+type ToolOffer struct {
+	Tools      []ToolSpec
+	ToolChoice string
+}
+
 // ToolSpec is a tool offered to the model: its name, what it does and its parameters as
 // JSON Schema.
 type ToolSpec struct {
@@ -140,7 +162,10 @@ type NewUserMessage struct {
 
 // CallOptions shape every model call of a turn or a continuation.
 type CallOptions struct {
-	Tools           []ToolSpec
+	Tools []ToolSpec
+	// ToolsNamed says the request named its tools, an empty list included (which offers
+	// none). A continue or a resume that names none, or no ToolChoice, reuses the run's.
+	ToolsNamed      bool
 	ToolChoice      string
 	MaxOutputTokens int
 	Temperature     *float64
@@ -279,6 +304,9 @@ type ModelCallRecord struct {
 	Status string
 	Error  *ProviderError
 	At     time.Time
+	// Offer, when set, replaces the tools and tool choice recorded on the run: the request
+	// named others, which the run's later calls reuse.
+	Offer *ToolOffer
 }
 
 // GenerationGraph is what the generation path reads and writes beyond ExecutionGraph.
@@ -293,9 +321,10 @@ type GenerationGraph interface {
 	// run's step claim; KindConflict when the run has already ended.
 	RecordModelCall(ctx context.Context, accountID string, in ModelCallRecord) (Run, error)
 	// ClaimRunStep claims a running run for one model call, so that two continuations never
-	// call its model at once; KindConflict when it has ended or another call holds it (a
-	// claim older than staleBefore is taken over).
-	ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) error
+	// call its model at once, and returns the run as claimed (the tools it offers are read
+	// under the claim); KindConflict when it has ended or another call holds it (a claim
+	// older than staleBefore is taken over).
+	ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) (Run, error)
 	// ReleaseRunStep releases a claim that no model call followed.
 	ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error
 	// BeginTurn writes a turn's user message (when msg is set; each run is then

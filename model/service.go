@@ -53,7 +53,10 @@ type NewRun struct {
 	ParentRunID      string
 	Provider         string
 	Model            string
-	At               *time.Time
+	// Tools and ToolChoice are what the generation path offers the run's model calls.
+	Tools      []ToolSpec
+	ToolChoice string
+	At         *time.Time
 }
 
 // RunEnd finishes a running run.

@@ -178,6 +178,10 @@ type Run struct {
 	LastAssembly  string         `json:"lastAssemblyId,omitempty"`
 	PolicyVersion string         `json:"policyVersion,omitempty"`
 	Error         *ProviderError `json:"error,omitempty"`
+	// Tools and ToolChoice are what the generation path offers the run's model calls: those
+	// it started with, or the latest a continue or a resume named (DESIGN §8).
+	Tools      []ToolSpec `json:"tools,omitempty"`
+	ToolChoice string     `json:"toolChoice,omitempty"`
 }
 
 // ToolError is a failed tool execution's error, kept exactly as reported.

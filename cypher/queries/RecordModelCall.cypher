@@ -2,7 +2,9 @@
 // Records one model call of the generation path: on its assembly the sha256 of the exact
 // request body sent to the provider, on the run what the provider answered (response id,
 // model, finish reason, usage, latency, error) and, when $status is set, the run's end.
-// It releases the run's step claim (ClaimRunStep). Returns nothing when the run is not the
+// When $reoffer is set, the call's request named other tools or another tool choice: the
+// run keeps them for its later calls ($tools null offers none). It releases the run's step
+// claim (ClaimRunStep). Returns nothing when the run is not the
 // account's or has already ended.
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
 MATCH (b:Branch {id: r.branchId})
@@ -16,7 +18,9 @@ SET r.responseId = $responseId, r.responseModel = $responseModel, r.finishReason
     r.inputTokens = $inputTokens, r.outputTokens = $outputTokens, r.latencyMs = $latencyMs,
     r.modelCalls = coalesce(r.modelCalls, 0) + 1, r.lastAssemblyId = coalesce($assemblyId, r.lastAssemblyId),
     r.policyVersion = coalesce($policyVersion, r.policyVersion),
-    r.errorCode = $errorCode, r.errorMessage = $errorMessage, r.providerStatus = $providerStatus
+    r.errorCode = $errorCode, r.errorMessage = $errorMessage, r.providerStatus = $providerStatus,
+    r.tools = CASE WHEN $reoffer THEN $tools ELSE r.tools END,
+    r.toolChoice = CASE WHEN $reoffer THEN $toolChoice ELSE r.toolChoice END
 REMOVE r.stepClaim, r.stepClaimedAt
 WITH r, b
 CALL (r, b) {
