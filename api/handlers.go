@@ -111,22 +111,25 @@ func (s *Server) readParticipant(c echo.Context) error {
 }
 
 func (s *Server) setParticipantInstructions(c echo.Context) error {
-	var req instructionsRequest
-	if err := s.bind(c, &req); err != nil {
-		return err
-	}
-	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
-		return s.graph.SetParticipantInstructions(ctx, accountOf(c), c.Param("id"), *req.Instructions)
+	return s.setInstructions(c, func(ctx context.Context, accountID, id, text string) (any, error) {
+		return s.graph.SetParticipantInstructions(ctx, accountID, id, text)
 	})
 }
 
 func (s *Server) setConversationInstructions(c echo.Context) error {
+	return s.setInstructions(c, func(ctx context.Context, accountID, id, text string) (any, error) {
+		return s.graph.SetConversationInstructions(ctx, accountID, id, text)
+	})
+}
+
+// setInstructions binds a PATCH of instructions and sets them with set on the id of the path.
+func (s *Server) setInstructions(c echo.Context, set func(ctx context.Context, accountID, id, text string) (any, error)) error {
 	var req instructionsRequest
 	if err := s.bind(c, &req); err != nil {
 		return err
 	}
 	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
-		return s.graph.SetConversationInstructions(ctx, accountOf(c), c.Param("id"), *req.Instructions)
+		return set(ctx, accountOf(c), c.Param("id"), *req.Instructions)
 	})
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ctxgraph/ctxgraph/assembly"
-	"github.com/ctxgraph/ctxgraph/provider"
 )
 
 // The instructions of DESIGN §8: a conversation's and a participant's, set on creation and
@@ -231,13 +230,7 @@ func TestInstructionsReachTheProviderFirstEveryTurn(t *testing.T) {
 	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
 		return 200, nil, openAIText(fmt.Sprintf("answer %d", n))
 	})
-	cfgs, err := provider.Parse([]byte(`providers:
-  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", apiKeyEnv: CTXGRAPH_TEST_OPENAI_KEY, maxRetries: 0}
-`), func(k string) string { return map[string]string{"CTXGRAPH_TEST_OPENAI_KEY": key}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newProviderHarness(t, cfgs...)
+	h := newProviderHarness(t, openAIAt(t, fake, key)...)
 	c := h.must(201, "POST", "/v1/conversations", map[string]any{"title": "turns", "instructions": conversationRules})
 	branch := str(c, "branchId")
 	pt := str(h.must(201, "POST", "/v1/conversations/"+str(c, "id")+"/participants", map[string]any{
