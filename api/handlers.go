@@ -49,7 +49,7 @@ func (s *Server) createConversation(c echo.Context) error {
 		return err
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
-		return s.graph.CreateConversation(ctx, accountOf(c), model.NewConversation{Title: req.Title, At: timeOf(req.At)})
+		return s.graph.CreateConversation(ctx, accountOf(c), model.NewConversation{Title: req.Title, Instructions: req.Instructions, At: timeOf(req.At)})
 	})
 }
 
@@ -96,8 +96,40 @@ func (s *Server) addParticipant(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.AddParticipant(ctx, accountOf(c), model.NewParticipant{
-			ConversationID: c.Param("id"), Kind: req.Kind, Name: req.Name, Provider: req.Provider, Model: req.Model, At: timeOf(req.At),
+			ConversationID: c.Param("id"), Kind: req.Kind, Name: req.Name, Provider: req.Provider, Model: req.Model,
+			Instructions: req.Instructions, At: timeOf(req.At),
 		})
+	})
+}
+
+func (s *Server) readParticipant(c echo.Context) error {
+	p, err := s.graph.Participant(c.Request().Context(), accountOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) setParticipantInstructions(c echo.Context) error {
+	return s.setInstructions(c, func(ctx context.Context, accountID, id, text string) (any, error) {
+		return s.graph.SetParticipantInstructions(ctx, accountID, id, text)
+	})
+}
+
+func (s *Server) setConversationInstructions(c echo.Context) error {
+	return s.setInstructions(c, func(ctx context.Context, accountID, id, text string) (any, error) {
+		return s.graph.SetConversationInstructions(ctx, accountID, id, text)
+	})
+}
+
+// setInstructions binds a PATCH of instructions and sets them with set on the id of the path.
+func (s *Server) setInstructions(c echo.Context, set func(ctx context.Context, accountID, id, text string) (any, error)) error {
+	var req instructionsRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
+		return set(ctx, accountOf(c), c.Param("id"), *req.Instructions)
 	})
 }
 

@@ -8,16 +8,24 @@ import (
 // `at` is the event time of every write (RFC 3339), the server stamps recordedAt.
 
 type createConversationRequest struct {
-	Title string `json:"title" validate:"max=500"`
-	At    string `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
+	Title        string `json:"title" validate:"max=500"`
+	Instructions string `json:"instructions" validate:"maxbytes=65536"`
+	At           string `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 }
 
 type addParticipantRequest struct {
-	Kind     string `json:"kind" validate:"required,participantkind"`
-	Name     string `json:"name" validate:"required,max=200"`
-	Provider string `json:"provider" validate:"max=100"`
-	Model    string `json:"model" validate:"max=200"`
-	At       string `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
+	Kind         string `json:"kind" validate:"required,participantkind"`
+	Name         string `json:"name" validate:"required,max=200"`
+	Provider     string `json:"provider" validate:"max=100"`
+	Model        string `json:"model" validate:"max=200"`
+	Instructions string `json:"instructions" validate:"maxbytes=65536"`
+	At           string `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
+}
+
+// instructionsRequest changes the instructions of a conversation or a participant (PATCH),
+// and nothing else; an empty text removes them. The bound is model.MaxInstructionsBytes.
+type instructionsRequest struct {
+	Instructions *string `json:"instructions" validate:"required,maxbytes=65536"`
 }
 
 type forkBranchRequest struct {

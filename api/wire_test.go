@@ -23,6 +23,7 @@ func TestClientBodiesAreWhatHandlersBind(t *testing.T) {
 	}{
 		{"Conversation", client.Conversation{}, createConversationRequest{}},
 		{"Participant", client.Participant{}, addParticipantRequest{}},
+		{"Instructions", client.Instructions{}, instructionsRequest{}},
 		{"Fork", client.Fork{}, forkBranchRequest{}},
 		{"Message", client.Message{}, appendMessageRequest{}},
 		{"Run", client.Run{}, startRunRequest{}},

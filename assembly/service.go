@@ -2,6 +2,8 @@ package assembly
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"reflect"
@@ -187,7 +189,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 	// The judgement is shared: the budget works on a draft.
 	start = time.Now()
 	d := newDraft(j, req, snap.ParticipantNames, tk)
-	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone, Fixed: ReplyPriming,
+	// The instructions lead every request, protected: a fixed cost the budget never cuts,
+	// in the baseline too, since naive replay sends the system prompt every time.
+	first, instructed := leadOf(snap.Instructions, tk)
+	d.lead = first
+	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone, Fixed: ReplyPriming + first.tokens,
 		Head: MessageTokens(tk, "system", "", ""), InBlock: j.inBlock, Clock: tk.Count(d.head + "\n"), Clocked: j.clocked}
 	prepared := time.Since(start)
 	start = time.Now()
@@ -199,9 +205,10 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 
 	a := model.Assembly{
 		ConversationID: snap.ConversationID, Request: req, Messages: d.messages, Included: d.included,
-		Tokens:        model.TokenCounts{Assembled: assembled, Baseline: snap.BaselineTokens + ReplyPriming, Budget: req.TokenBudget},
-		Omitted:       maps.Clone(j.settledOmitted),
-		PolicyVersion: v.ID, AssemblerVersion: AssemblerVersion,
+		Tokens:             model.TokenCounts{Assembled: assembled, Baseline: snap.BaselineTokens + ReplyPriming + first.tokens, Budget: req.TokenBudget},
+		InstructionsSha256: first.sha256,
+		Omitted:            maps.Clone(j.settledOmitted),
+		PolicyVersion:      v.ID, AssemblerVersion: AssemblerVersion,
 		TimingsMs: t,
 		Settled:   j.settled,
 	}
@@ -217,7 +224,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		a.Omitted[model.ReasonBranchIneligible] = snap.StructurallyExcluded
 	}
 	n := len(d.verdicts)
-	a.Decisions = make([]model.Decision, n)
+	a.Decisions = make([]model.Decision, n, n+len(instructed))
 	for k := range d.verdicts {
 		vd := &d.verdicts[k]
 		a.Decisions[k] = vd.Decision
@@ -225,6 +232,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 			a.Omitted[vd.Decision.Reason]++
 		}
 	}
+	a.Decisions = append(a.Decisions, instructed...)
 	if req.Trace {
 		// Every omitted ref, in the candidates' order (Assemble keeps them only when asked).
 		for _, id := range snap.ExcludedRefs {
@@ -315,6 +323,8 @@ type draft struct {
 	head     string
 	rounds   *rounds
 	tk       *Tokenizer
+	// lead is the instructions message the request starts with.
+	lead lead
 	// messages and included are the last rendering, took the time spent rendering.
 	messages []model.ChatMessage
 	included []model.IncludedItem
@@ -341,7 +351,7 @@ func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, 
 func (d *draft) measure() int {
 	start := time.Now()
 	rerender(d.verdicts, d.texts, d.forms, d.provider, d.raw, d.names)
-	d.messages, d.included = render(d.verdicts, d.texts, d.head, d.rounds)
+	d.messages, d.included = render(d.lead, d.verdicts, d.texts, d.head, d.rounds)
 	n := ChatTokens(d.tk, d.messages)
 	d.took += time.Since(start)
 	return n
@@ -456,9 +466,36 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	return j, policyTime, readTime, time.Since(start), nil
 }
 
-// render builds the provider messages: one system message holding the context block, then
-// the window messages in lineage order. It also lists what was included, in that order.
-func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) ([]model.ChatMessage, []model.IncludedItem) {
+// lead is the system message of instructions a request starts with (DESIGN §8): the same
+// text always renders the same first message, so that a provider's prompt cache keeps the
+// prefix. A request without instructions has none.
+type lead struct {
+	message  *model.ChatMessage
+	included []model.IncludedItem
+	tokens   int
+	sha256   string
+}
+
+// leadOf renders the instructions of a snapshot as the lead message, with the decisions
+// that include them.
+func leadOf(ins []model.Instructions, tk *Tokenizer) (lead, []model.Decision) {
+	text, decisions := policy.Instructions(ins)
+	if text == "" {
+		return lead{}, nil
+	}
+	l := lead{message: &model.ChatMessage{Role: "system", Content: text}, tokens: MessageTokens(tk, "system", text, "")}
+	sum := sha256.Sum256([]byte(text))
+	l.sha256 = hex.EncodeToString(sum[:])
+	for _, d := range decisions {
+		l.included = append(l.included, model.IncludedItem{Ref: d.Ref, Type: d.Type, As: d.As})
+	}
+	return l, decisions
+}
+
+// render builds the provider messages: the instructions, one system message holding the
+// context block, then the window messages in lineage order. It also lists what was
+// included, in that order.
+func render(first lead, verdicts []policy.Verdict, texts []string, head string, rs *rounds) ([]model.ChatMessage, []model.IncludedItem) {
 	blocks, window, calls, member := sections(verdicts, rs)
 	inOrder := func(idx []int, section func(policy.Verdict) int) {
 		sort.SliceStable(idx, func(x, y int) bool {
@@ -480,6 +517,10 @@ func render(verdicts []policy.Verdict, texts []string, head string, rs *rounds) 
 
 	msgs := []model.ChatMessage{}
 	included := []model.IncludedItem{}
+	if first.message != nil {
+		msgs = append(msgs, *first.message)
+		included = append(included, first.included...)
+	}
 	if len(blocks) > 0 {
 		lines := make([]string, 0, len(blocks))
 		var aggregated []policy.Verdict
@@ -739,6 +780,9 @@ func (s *Service) Replay(ctx context.Context, accountID, assemblyID string) (mod
 				rep.Differences = append(rep.Differences, fmt.Sprintf("messages[%d] (%s): text differs", i, rec.Messages[i].Role))
 			}
 		}
+	}
+	if rec.InstructionsSha256 != again.InstructionsSha256 {
+		rep.Differences = append(rep.Differences, fmt.Sprintf("instructions: recorded sha256 %s, replay %s", orNone(rec.InstructionsSha256), orNone(again.InstructionsSha256)))
 	}
 	if rec.Tokens.Assembled != again.Tokens.Assembled || rec.Tokens.Baseline != again.Tokens.Baseline {
 		rep.Differences = append(rep.Differences, fmt.Sprintf("tokens: recorded %d/%d, replay %d/%d",

@@ -25,6 +25,25 @@ func (c *Client) AddParticipant(ctx context.Context, conversationID string, req 
 	return create[Created](ctx, c, "/v1/conversations/"+url.PathEscape(conversationID)+"/participants", req)
 }
 
+// SetConversationInstructions replaces a conversation's instructions.
+func (c *Client) SetConversationInstructions(ctx context.Context, conversationID, instructions string) (model.Conversation, error) {
+	var out model.Conversation
+	err := c.Do(ctx, http.MethodPatch, "/v1/conversations/"+url.PathEscape(conversationID), Instructions{Instructions: instructions}, &out)
+	return out, err
+}
+
+// GetParticipant reads a participant, with its instructions.
+func (c *Client) GetParticipant(ctx context.Context, id string) (model.Participant, error) {
+	return read[model.Participant](ctx, c, "/v1/participants/"+url.PathEscape(id))
+}
+
+// SetParticipantInstructions replaces a participant's instructions.
+func (c *Client) SetParticipantInstructions(ctx context.Context, participantID, instructions string) (model.Participant, error) {
+	var out model.Participant
+	err := c.Do(ctx, http.MethodPatch, "/v1/participants/"+url.PathEscape(participantID), Instructions{Instructions: instructions}, &out)
+	return out, err
+}
+
 // ForkBranch forks a branch of a conversation.
 func (c *Client) ForkBranch(ctx context.Context, conversationID string, req Fork) (Created, error) {
 	return create[Created](ctx, c, "/v1/conversations/"+url.PathEscape(conversationID)+"/branches", req)

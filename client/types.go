@@ -15,7 +15,9 @@ import (
 // Conversation creates a conversation (POST /v1/conversations).
 type Conversation struct {
 	Title string `json:"title"`
-	At    string `json:"at,omitempty"`
+	// Instructions are sent first by every assembly of the conversation (DESIGN §8).
+	Instructions string `json:"instructions,omitempty"`
+	At           string `json:"at,omitempty"`
 }
 
 // Participant adds a model configuration, persona or subagent to a conversation.
@@ -25,7 +27,16 @@ type Participant struct {
 	Name     string `json:"name"`
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
-	At       string `json:"at,omitempty"`
+	// Instructions are the participant's system prompt or persona, sent first (after the
+	// conversation's) by every assembly for it (DESIGN §8).
+	Instructions string `json:"instructions,omitempty"`
+	At           string `json:"at,omitempty"`
+}
+
+// Instructions replaces the instructions of a conversation or a participant (PATCH); an
+// empty text removes them.
+type Instructions struct {
+	Instructions string `json:"instructions"`
 }
 
 // Fork creates a branch after a message of its parent branch.
@@ -294,14 +305,16 @@ type Assembly struct {
 	Messages       []model.ChatMessage   `json:"messages"`
 	Tokens         model.TokenCounts     `json:"tokens"`
 	// OverBudget says that the protected state and the instructions alone exceed the budget.
-	OverBudget       bool                 `json:"overBudget"`
-	Included         []model.IncludedItem `json:"included"`
-	Omitted          map[string]int       `json:"omitted"`
-	OmittedRefs      []model.OmittedRef   `json:"omittedRefs"`
-	PolicyVersion    string               `json:"policyVersion"`
-	AssemblerVersion string               `json:"assemblerVersion"`
-	TimingsMs        model.Timings        `json:"timingsMs"`
-	CreatedAt        time.Time            `json:"createdAt"`
+	OverBudget bool `json:"overBudget"`
+	// InstructionsSha256 is the sha256 of the instructions the request starts with.
+	InstructionsSha256 string               `json:"instructionsSha256"`
+	Included           []model.IncludedItem `json:"included"`
+	Omitted            map[string]int       `json:"omitted"`
+	OmittedRefs        []model.OmittedRef   `json:"omittedRefs"`
+	PolicyVersion      string               `json:"policyVersion"`
+	AssemblerVersion   string               `json:"assemblerVersion"`
+	TimingsMs          model.Timings        `json:"timingsMs"`
+	CreatedAt          time.Time            `json:"createdAt"`
 }
 
 // Explanation says why an assembly included or omitted one record.

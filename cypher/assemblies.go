@@ -104,7 +104,11 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	}
 	refs := make([]string, 0, len(a.Included)+len(a.OmittedRefs))
 	for _, inc := range a.Included {
-		refs = append(refs, inc.Ref)
+		// Instructions are properties of the conversation and the participant, recorded
+		// by their sha256 (instructionsSha256), not as records of the lineage.
+		if inc.As != model.AsInstructions {
+			refs = append(refs, inc.Ref)
+		}
 	}
 	for _, g := range decided {
 		refs = append(refs, g.refs...)
@@ -167,7 +171,8 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		"exactArtifactIds": orEmpty(req.ExactArtifactIDs), "policyVersion": a.PolicyVersion,
 		"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,
 		"assembledTokens": a.Tokens.Assembled, "baselineTokens": a.Tokens.Baseline, "record": string(record),
-		"recordedAt": a.CreatedAt.UTC(), "included": included, "decisions": decisions,
+		"instructionsSha256": nullable(a.InstructionsSha256),
+		"recordedAt":         a.CreatedAt.UTC(), "included": included, "decisions": decisions,
 		"omittedCounts": counts, "omitted": omitted,
 	}
 	var rec *neo4j.Record

@@ -28,23 +28,27 @@ func stampOf(p props) model.Stamp {
 
 // The statements of conversations, their branches and participants.
 var (
-	createConversation      = newQuery[createConversationParams, createConversationRow]("CreateConversation")
-	readConversation        = newQuery[idParams, readConversationRow]("ReadConversation")
-	markConversationDeleted = newQuery[idStampParams, idRow]("MarkConversationDeleted")
-	deleteConversationBatch = newQuery[deleteBatchParams, deleteBatchRow]("DeleteConversationBatch")
-	addParticipant          = newQuery[addParticipantParams, participantRow]("AddParticipant")
-	branchNameTaken         = newQuery[branchNameParams, idRow]("BranchNameTaken")
-	forkBranch              = newQuery[forkBranchParams, forkBranchRow]("ForkBranch")
-	listConversations       = newQuery[listConversationsParams, conversationRow]("ListConversations")
+	createConversation          = newQuery[createConversationParams, createConversationRow]("CreateConversation")
+	readConversation            = newQuery[idParams, readConversationRow]("ReadConversation")
+	markConversationDeleted     = newQuery[idStampParams, idRow]("MarkConversationDeleted")
+	deleteConversationBatch     = newQuery[deleteBatchParams, deleteBatchRow]("DeleteConversationBatch")
+	addParticipant              = newQuery[addParticipantParams, participantRow]("AddParticipant")
+	readParticipant             = newQuery[idParams, participantRow]("ReadParticipant")
+	setParticipantInstructions  = newQuery[instructionsParams, participantRow]("SetParticipantInstructions")
+	setConversationInstructions = newQuery[instructionsParams, conversationRow]("SetConversationInstructions")
+	branchNameTaken             = newQuery[branchNameParams, idRow]("BranchNameTaken")
+	forkBranch                  = newQuery[forkBranchParams, forkBranchRow]("ForkBranch")
+	listConversations           = newQuery[listConversationsParams, conversationRow]("ListConversations")
 )
 
 type createConversationParams struct {
-	ID         string    `param:"id"`
-	BranchID   string    `param:"branchId"`
-	AccountID  string    `param:"accountId"`
-	Title      string    `param:"title"`
-	CreatedAt  time.Time `param:"createdAt"`
-	RecordedAt time.Time `param:"recordedAt"`
+	ID           string    `param:"id"`
+	BranchID     string    `param:"branchId"`
+	AccountID    string    `param:"accountId"`
+	Title        string    `param:"title"`
+	Instructions string    `param:"instructions"`
+	CreatedAt    time.Time `param:"createdAt"`
+	RecordedAt   time.Time `param:"recordedAt"`
 }
 
 type createConversationRow struct {
@@ -77,8 +81,17 @@ type addParticipantParams struct {
 	Name           string    `param:"name"`
 	Provider       string    `param:"provider"`
 	Model          string    `param:"model"`
+	Instructions   string    `param:"instructions"`
 	CreatedAt      time.Time `param:"createdAt"`
 	RecordedAt     time.Time `param:"recordedAt"`
+}
+
+// instructionsParams replace the instructions of a conversation or a participant.
+type instructionsParams struct {
+	ID           string    `param:"id"`
+	AccountID    string    `param:"accountId"`
+	Instructions string    `param:"instructions"`
+	RecordedAt   time.Time `param:"recordedAt"`
 }
 
 type participantRow struct {
@@ -124,7 +137,7 @@ func (s *Store) CreateConversation(ctx context.Context, accountID string, in mod
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Conversation, error) {
 		row, _, err := createConversation.one(t, createConversationParams{
-			ID: newID("cnv"), BranchID: newID("br"), AccountID: accountID, Title: in.Title,
+			ID: newID("cnv"), BranchID: newID("br"), AccountID: accountID, Title: in.Title, Instructions: in.Instructions,
 			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
@@ -139,30 +152,33 @@ func (s *Store) CreateConversation(ctx context.Context, accountID string, in mod
 
 // Conversation reads a conversation with its branches and participants.
 func (s *Store) Conversation(ctx context.Context, accountID, id string) (model.Conversation, error) {
-	return readTx(ctx, s, func(t *tx) (model.Conversation, error) {
-		rec, found, err := readConversation.one(t, idParams{ID: id, AccountID: accountID})
-		if err != nil {
-			return model.Conversation{}, err
-		}
-		if !found {
-			return model.Conversation{}, model.NotFound("conversation", id)
-		}
-		c := conversationOf(rec.C)
-		c.Branches = []model.Branch{}
-		for _, v := range rec.Branches {
-			row := props(v.(map[string]any))
-			b := branchOf(asProps(row["branch"]))
-			b.ParentBranchID = row.str("parentBranchId")
-			b.ForkAfterMessageID = row.str("afterMessageId")
-			b.ForkAfterSeq = row.i64("afterSeq")
-			c.Branches = append(c.Branches, b)
-		}
-		c.Participants = []model.Participant{}
-		for _, v := range rec.Participants {
-			c.Participants = append(c.Participants, participantOf(asProps(v)))
-		}
-		return c, nil
-	})
+	return readTx(ctx, s, func(t *tx) (model.Conversation, error) { return t.conversation(accountID, id) })
+}
+
+// conversation reads a conversation with its branches and participants in t.
+func (t *tx) conversation(accountID, id string) (model.Conversation, error) {
+	rec, found, err := readConversation.one(t, idParams{ID: id, AccountID: accountID})
+	if err != nil {
+		return model.Conversation{}, err
+	}
+	if !found {
+		return model.Conversation{}, model.NotFound("conversation", id)
+	}
+	c := conversationOf(rec.C)
+	c.Branches = []model.Branch{}
+	for _, v := range rec.Branches {
+		row := props(v.(map[string]any))
+		b := branchOf(asProps(row["branch"]))
+		b.ParentBranchID = row.str("parentBranchId")
+		b.ForkAfterMessageID = row.str("afterMessageId")
+		b.ForkAfterSeq = row.i64("afterSeq")
+		c.Branches = append(c.Branches, b)
+	}
+	c.Participants = []model.Participant{}
+	for _, v := range rec.Participants {
+		c.Participants = append(c.Participants, participantOf(asProps(v)))
+	}
+	return c, nil
 }
 
 // DefaultDeleteBatch is how many nodes the first transaction of a conversation's deletion
@@ -233,7 +249,7 @@ func (s *Store) AddParticipant(ctx context.Context, accountID string, in model.N
 	return writeTx(ctx, s, func(t *tx) (model.Participant, error) {
 		row, found, err := addParticipant.one(t, addParticipantParams{
 			ID: newID("pt"), AccountID: accountID, ConversationID: in.ConversationID,
-			Kind: in.Kind, Name: in.Name, Provider: in.Provider, Model: in.Model,
+			Kind: in.Kind, Name: in.Name, Provider: in.Provider, Model: in.Model, Instructions: in.Instructions,
 			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
@@ -244,6 +260,56 @@ func (s *Store) AddParticipant(ctx context.Context, accountID string, in model.N
 		}
 		p := participantOf(row.P)
 		return p, t.answer(p, p.ConversationID, "")
+	})
+}
+
+// Participant reads a participant.
+func (s *Store) Participant(ctx context.Context, accountID, id string) (model.Participant, error) {
+	return readTx(ctx, s, func(t *tx) (model.Participant, error) {
+		row, found, err := readParticipant.one(t, idParams{ID: id, AccountID: accountID})
+		if err != nil {
+			return model.Participant{}, err
+		}
+		if !found {
+			return model.Participant{}, model.NotFound("participant", id)
+		}
+		return participantOf(row.P), nil
+	})
+}
+
+// SetParticipantInstructions replaces a participant's instructions, keeping the versions
+// they replace for the assemblies that used them.
+func (s *Store) SetParticipantInstructions(ctx context.Context, accountID, id, instructions string) (model.Participant, error) {
+	return writeTx(ctx, s, func(t *tx) (model.Participant, error) {
+		row, found, err := setParticipantInstructions.one(t, instructionsParams{ID: id, AccountID: accountID, Instructions: instructions, RecordedAt: s.Now().UTC()})
+		if err != nil {
+			return model.Participant{}, err
+		}
+		if !found {
+			return model.Participant{}, model.NotFound("participant", id)
+		}
+		p := participantOf(row.P)
+		return p, t.answer(p, p.ConversationID, "")
+	})
+}
+
+// SetConversationInstructions replaces a conversation's instructions, keeping the versions
+// they replace for the assemblies that used them. It answers the conversation with its
+// branches and participants, as Conversation reads it.
+func (s *Store) SetConversationInstructions(ctx context.Context, accountID, id, instructions string) (model.Conversation, error) {
+	return writeTx(ctx, s, func(t *tx) (model.Conversation, error) {
+		_, found, err := setConversationInstructions.one(t, instructionsParams{ID: id, AccountID: accountID, Instructions: instructions, RecordedAt: s.Now().UTC()})
+		if err != nil {
+			return model.Conversation{}, err
+		}
+		if !found {
+			return model.Conversation{}, model.NotFound("conversation", id)
+		}
+		c, err := t.conversation(accountID, id)
+		if err != nil {
+			return model.Conversation{}, err
+		}
+		return c, t.answer(c, c.ID, "")
 	})
 }
 
@@ -299,7 +365,8 @@ func (s *Store) ForkBranch(ctx context.Context, accountID string, in model.NewBr
 }
 
 func conversationOf(p props) model.Conversation {
-	return model.Conversation{ID: p.str("id"), Title: p.str("title"), BranchID: p.str("rootBranchId"), Stamp: stampOf(p)}
+	return model.Conversation{ID: p.str("id"), Title: p.str("title"), BranchID: p.str("rootBranchId"), Instructions: p.str("instructions"),
+		Stamp: stampOf(p)}
 }
 
 func branchOf(p props) model.Branch {
@@ -309,7 +376,7 @@ func branchOf(p props) model.Branch {
 func participantOf(p props) model.Participant {
 	return model.Participant{
 		ID: p.str("id"), ConversationID: p.str("conversationId"), Kind: p.str("kind"), Name: p.str("name"),
-		Provider: p.str("provider"), Model: p.str("model"), Stamp: stampOf(p),
+		Provider: p.str("provider"), Model: p.str("model"), Instructions: p.str("instructions"), Stamp: stampOf(p),
 	}
 }
 

@@ -68,6 +68,18 @@ func (p props) timePtr(k string) *time.Time {
 	return &t
 }
 
+// times returns a list of times, never nil.
+func (p props) times(k string) []time.Time {
+	list, _ := p[k].([]any)
+	out := []time.Time{}
+	for _, v := range list {
+		if t, ok := v.(time.Time); ok {
+			out = append(out, t.UTC())
+		}
+	}
+	return out
+}
+
 func (p props) strs(k string) []string {
 	list, _ := p[k].([]any)
 	return strs(list)

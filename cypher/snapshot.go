@@ -26,17 +26,19 @@ type conversationRecordsParams struct {
 type conversationRecordsRow struct {
 	ConversationID string `col:"conversationId"`
 	ResetRev       int64  `col:"resetRev"`
-	Branches       []any  `col:"branches"`
-	Messages       []any  `col:"messages"`
-	Calls          []any  `col:"calls"`
-	Artifacts      []any  `col:"artifacts"`
-	Memories       []any  `col:"memories"`
-	Checkpoints    []any  `col:"checkpoints"`
-	Skills         []any  `col:"skills"`
-	Runs           []any  `col:"runs"`
-	Participants   []any  `col:"participants"`
-	P              props  `col:"p"`
-	Run            props  `col:"run"`
+	// Instructions are the versions of the conversation's instructions.
+	Instructions props `col:"instructions"`
+	Branches     []any `col:"branches"`
+	Messages     []any `col:"messages"`
+	Calls        []any `col:"calls"`
+	Artifacts    []any `col:"artifacts"`
+	Memories     []any `col:"memories"`
+	Checkpoints  []any `col:"checkpoints"`
+	Skills       []any `col:"skills"`
+	Runs         []any `col:"runs"`
+	Participants []any `col:"participants"`
+	P            props `col:"p"`
+	Run          props `col:"run"`
 }
 
 // branchConversation reads the conversation a branch belongs to.
@@ -193,6 +195,17 @@ func buildSnapshot(c *lineage.Conversation, read *conversationRecordsRow, branch
 		return model.Snapshot{}, false, e
 	}
 	snap.Participant = participantOf(p)
+	// The instructions in force at asOf, the conversation's first (DESIGN §8).
+	for _, in := range []struct {
+		typ      model.RecordType
+		ref      string
+		versions props
+	}{{model.TypeConversation, snap.ConversationID, read.Instructions}, {model.TypeParticipant, req.ParticipantID, p}} {
+		text := lineage.InstructionsAsOf(in.versions.strs("instructionsTexts"), in.versions.times("instructionsAts"), req.AsOf)
+		if text != "" {
+			snap.Instructions = append(snap.Instructions, model.Instructions{Ref: in.ref, Type: in.typ, Text: text})
+		}
+	}
 	snap.ParticipantNames = map[string]string{}
 	for _, v := range read.Participants {
 		pt := asProps(v)

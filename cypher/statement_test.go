@@ -264,7 +264,7 @@ func TestTypedStatementsAllocateLikeMaps(t *testing.T) {
 			rec.Values[i] = "cnv"
 		case "resetRev":
 			rec.Values[i] = int64(2)
-		case "p", "run":
+		case "p", "run", "instructions":
 			rec.Values[i] = map[string]any{"id": "x"}
 		default:
 			rec.Values[i] = []any{map[string]any{"id": "r"}}

@@ -65,6 +65,18 @@ func newProtocolServer(t *testing.T, path string, answer func(n int, req map[str
 	return p
 }
 
+// openAIAt configures the provider openai as the server p, with key as its API key.
+func openAIAt(t *testing.T, p *protocolServer, key string) []provider.Config {
+	t.Helper()
+	cfgs, err := provider.Parse([]byte(`providers:
+  - {name: openai, kind: openai, baseURL: "`+p.URL+`/v1", apiKeyEnv: CTXGRAPH_TEST_OPENAI_KEY, maxRetries: 0}
+`), func(k string) string { return map[string]string{"CTXGRAPH_TEST_OPENAI_KEY": key}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfgs
+}
+
 // request returns the n-th request's body decoded.
 func (p *protocolServer) request(t *testing.T, n int) map[string]any {
 	t.Helper()
@@ -192,13 +204,7 @@ func TestGenerationToolLoopOpenAI(t *testing.T) {
 		return 200, nil, openAIText("Q3 revenue was 4.2M in the north.")
 	})
 	t.Setenv("CTXGRAPH_TEST_OPENAI_KEY", key)
-	cfgs, err := provider.Parse([]byte(`providers:
-  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", apiKeyEnv: CTXGRAPH_TEST_OPENAI_KEY, maxRetries: 0}
-`), func(k string) string { return map[string]string{"CTXGRAPH_TEST_OPENAI_KEY": key}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newProviderHarness(t, cfgs...)
+	h := newProviderHarness(t, openAIAt(t, fake, key)...)
 	conv, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
 
 	gen := h.must(201, "POST", "/v1/generations", map[string]any{

@@ -21,6 +21,9 @@ const (
 	AsConflict    = "conflict"
 	AsCheckpoint  = "checkpoint"
 	AsSkills      = "skills"
+	// AsInstructions is the form of a conversation's or a participant's instructions,
+	// sent first in the request and never trimmed (DESIGN §8).
+	AsInstructions = "instructions"
 )
 
 // Omission reasons in precedence order (DESIGN §4): a record excluded for several reasons
@@ -71,6 +74,7 @@ const (
 	PolicyCheckpoint   Policy = "checkpoint"
 	PolicySkills       Policy = "skills"
 	PolicyBudget       Policy = "budget"
+	PolicyInstructions Policy = "instructions"
 )
 
 // OmittedCountProperty names the ContextAssembly property that counts the assembly's
@@ -139,7 +143,10 @@ type Snapshot struct {
 	// ParticipantNames maps every participant of the conversation to its name.
 	ParticipantNames map[string]string
 	Run              *Run
-	Candidates       []Candidate
+	// Instructions are the conversation's instructions, then the participant's, each the
+	// text in force at the request's asOf; those that are empty are left out.
+	Instructions []Instructions
+	Candidates   []Candidate
 	// BaselineTokens is the token count of naive history replay of the lineage.
 	BaselineTokens int
 	// StructurallyExcluded counts records of the conversation outside the lineage.
@@ -152,6 +159,14 @@ type Snapshot struct {
 	// since, everything in it visible): the same View holds the same candidates. Candidates
 	// are read-only either way. Empty when the candidates were built for this snapshot alone.
 	View string
+}
+
+// Instructions is one text of instructions an assembly sends: whose they are (a
+// conversation or a participant) and the text.
+type Instructions struct {
+	Ref  string
+	Type RecordType
+	Text string
 }
 
 // IncludedItem is one record serialised into an assembly.
@@ -210,14 +225,17 @@ type Assembly struct {
 	Tokens         TokenCounts     `json:"tokens"`
 	// OverBudget says that the protected state and the instructions alone exceed the
 	// budget: the request is larger than the budget asked for, never silently.
-	OverBudget       bool           `json:"overBudget,omitempty"`
-	Included         []IncludedItem `json:"included"`
-	Omitted          map[string]int `json:"omitted"`
-	OmittedRefs      []OmittedRef   `json:"omittedRefs,omitempty"`
-	PolicyVersion    string         `json:"policyVersion"`
-	AssemblerVersion string         `json:"assemblerVersion"`
-	TimingsMs        Timings        `json:"timingsMs"`
-	Decisions        []Decision     `json:"-"`
+	OverBudget bool `json:"overBudget,omitempty"`
+	// InstructionsSha256 is the sha256 (hex) of the instructions message the request
+	// starts with; empty when there were no instructions.
+	InstructionsSha256 string         `json:"instructionsSha256,omitempty"`
+	Included           []IncludedItem `json:"included"`
+	Omitted            map[string]int `json:"omitted"`
+	OmittedRefs        []OmittedRef   `json:"omittedRefs,omitempty"`
+	PolicyVersion      string         `json:"policyVersion"`
+	AssemblerVersion   string         `json:"assemblerVersion"`
+	TimingsMs          Timings        `json:"timingsMs"`
+	Decisions          []Decision     `json:"-"`
 	// Settled are the decisions of the records the budget never considered (omitted by a
 	// policy before it): shared, read-only, between assemblies of an unchanged lineage.
 	// AllDecisions yields both.

@@ -14,6 +14,9 @@ const (
 	TypeMemory     RecordType = "memory"
 	TypeCheckpoint RecordType = "checkpoint"
 	TypeSkills     RecordType = "skill_state"
+	// A conversation and a participant are judged for their instructions alone.
+	TypeConversation RecordType = "conversation"
+	TypeParticipant  RecordType = "participant"
 )
 
 // Visibility is who may see a record (DESIGN §3).

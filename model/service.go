@@ -8,8 +8,9 @@ import (
 
 // NewConversation creates a conversation with its root branch `main`.
 type NewConversation struct {
-	Title string
-	At    *time.Time
+	Title        string
+	Instructions string
+	At           *time.Time
 }
 
 // NewParticipant adds a participant to a conversation.
@@ -19,6 +20,7 @@ type NewParticipant struct {
 	Name           string
 	Provider       string
 	Model          string
+	Instructions   string
 	At             *time.Time
 }
 
@@ -180,6 +182,14 @@ type ExecutionGraph interface {
 	DeleteConversation(ctx context.Context, accountID, id string) error
 	// AddParticipant adds a participant to a conversation.
 	AddParticipant(ctx context.Context, accountID string, in NewParticipant) (Participant, error)
+	// Participant reads a participant.
+	Participant(ctx context.Context, accountID, id string) (Participant, error)
+	// SetParticipantInstructions replaces a participant's instructions; the text they
+	// replace stays readable by assemblies whose asOf is before the change (replay).
+	SetParticipantInstructions(ctx context.Context, accountID, id, instructions string) (Participant, error)
+	// SetConversationInstructions replaces a conversation's instructions, keeping the text
+	// they replace as SetParticipantInstructions does.
+	SetConversationInstructions(ctx context.Context, accountID, id, instructions string) (Conversation, error)
 	// ForkBranch forks a branch after a message of the parent's lineage.
 	ForkBranch(ctx context.Context, accountID string, in NewBranch) (Branch, error)
 	// AppendMessage appends a message to a branch.

@@ -96,6 +96,9 @@ type Conversation struct {
 	BranchID     string        `json:"branchId"`
 	Branches     []Branch      `json:"branches"`
 	Participants []Participant `json:"participants"`
+	// Instructions are what every assembly of the conversation sends first, before the
+	// participant's own (DESIGN §8); empty when it has none.
+	Instructions string `json:"instructions"`
 	Stamp
 }
 
@@ -134,8 +137,14 @@ type Participant struct {
 	Name           string `json:"name"`
 	Provider       string `json:"provider"`
 	Model          string `json:"model"`
+	// Instructions are the participant's system prompt or persona, sent first in every
+	// assembly for it (DESIGN §8); empty when it has none.
+	Instructions string `json:"instructions"`
 	Stamp
 }
+
+// MaxInstructionsBytes bounds the instructions of a conversation or a participant.
+const MaxInstructionsBytes = 64 << 10
 
 // Message is one turn of user-facing history.
 type Message struct {

@@ -7,6 +7,9 @@ import "github.com/ctxgraph/ctxgraph/model"
 // model.Rule.And. Their text is part of the contract: API responses and the graph carry
 // it. model.RuleBranchLineage is the rule of branch_ineligible omissions.
 const (
+	RuleInstructionsConversation model.Rule = "instructions.conversation"
+	RuleInstructionsParticipant  model.Rule = "instructions.participant"
+
 	RuleAuditOnly          model.Rule = "visibility.audit_only"
 	RuleParticipantPrivate model.Rule = "visibility.participant_private"
 	RuleChildNotPromoted   model.Rule = "visibility.child_not_promoted"

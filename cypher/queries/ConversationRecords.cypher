@@ -5,7 +5,9 @@
 // element id, by which RecordAssembly links it) and never a raw artifact body; the lineage
 // is selected from them in Go. Also the conversation's branches with their fork points, seq
 // counters and revisions, the count of its deletions (resetRev: a cached copy read before a
-// deletion reads it all again), its participants, and the requesting participant and run.
+// deletion reads it all again), its participants, the versions of the conversation's
+// instructions, and the requesting participant (with the versions of its instructions) and
+// run.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 MATCH (cv:Conversation {id: b.conversationId, accountId: $accountId})
 CALL (cv) {
@@ -67,5 +69,5 @@ CALL (cv) {
 }
 OPTIONAL MATCH (p:Participant {id: $participantId, accountId: $accountId})
 OPTIONAL MATCH (run:ModelRun {id: $runId, accountId: $accountId})
-RETURN cv.id AS conversationId, cv.resetRev AS resetRev, branches, messages, calls, artifacts, memories, checkpoints, skills,
+RETURN cv.id AS conversationId, cv.resetRev AS resetRev, cv {.instructionsTexts, .instructionsAts} AS instructions, branches, messages, calls, artifacts, memories, checkpoints, skills,
        runs, participants, p, run

@@ -7,6 +7,7 @@
 // index and the assembly's id for each row written; a row whose conversation is not found
 // (deleted, or not the account's) writes nothing and returns no record.
 // Each assembly: the request it answered, what it sent (as JSON text for Browser readers),
+// the sha256 of the instructions it sent first (instructionsSha256, null without any),
 // its omissions counted by reason (omittedWindow, ..., in $rows' omittedCounts), FOR_RUN to
 // its run, INCLUDED {as, position} to every record it serialised, OMITTED {reason, rule} to
 // every record it left out when it was traced, and its stored
@@ -36,6 +37,7 @@ CALL (asm) {
                              exactArtifactIds: asm.exactArtifactIds, policyVersion: asm.policyVersion,
                              assemblerVersion: asm.assemblerVersion, now: asm.now, asOf: asm.asOf, trace: asm.trace,
                              assembledTokens: asm.assembledTokens, baselineTokens: asm.baselineTokens,
+                             instructionsSha256: asm.instructionsSha256,
                              record: asm.record, createdAt: asm.recordedAt, recordedAt: asm.recordedAt})
   SET a += asm.omittedCounts
   WITH a, asm
