@@ -154,6 +154,11 @@ func TestMetricsAfterRealRequests(t *testing.T) {
 `)
 	h := newProviderHarness(t, providers...)
 	h.wire(server.Config{Store: sharedStore, Providers: providers, Metrics: true, Keys: map[string]string{h.key: h.account}})
+	// Before any request, the counters a dashboard rates are there at zero.
+	if fresh := string(h.call("GET", "/metrics", nil).body); !strings.Contains(fresh, `ctxgraph_assembly_omitted_records_total{reason="budget"} 0`) ||
+		!strings.Contains(fresh, `ctxgraph_provider_errors_total{code="provider_error",model="",provider="broken"} 0`) {
+		t.Errorf("GET /metrics before any request: want the omission and provider error counters at zero, got:\n%s", fresh)
+	}
 	_, branch, ids := h.conversationWith([3]string{"echo-bot", "echo", ""}, [3]string{"broken-bot", "broken", "m1"})
 	gen := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[:1], "userMessage": map[string]any{"content": "hello"}})
 	h.expectError(h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[1:], "userMessage": map[string]any{"content": "again"}}),

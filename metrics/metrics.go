@@ -23,6 +23,9 @@ type Sources struct {
 	// CacheReads reports the assembler's conversation reads: from a copy brought up to date
 	// (hits), in full (misses), and lineage views shared between assemblies.
 	CacheReads func() (hits, misses, sharedViews int64)
+	// Providers are the configured providers and the models each allows, whose error
+	// counters start at zero.
+	Providers map[string][]string
 }
 
 // Metrics holds the collectors. A nil *Metrics observes nothing.
@@ -67,6 +70,17 @@ func New(src Sources) *Metrics {
 	m.providerTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ctxgraph_provider_tokens_total", Help: "Tokens the providers reported, by provider, model and type (input or output).",
 	}, []string{"provider", "model", "type"})
+	// Counters a dashboard rates start at zero, as Prometheus recommends, instead of
+	// appearing at their first increment: every omission reason, and each configured
+	// provider's and model's generic error.
+	for _, reason := range model.OmissionReasons {
+		m.omitted.WithLabelValues(reason)
+	}
+	for name, models := range src.Providers {
+		for _, modelName := range append([]string{""}, models...) {
+			m.providerErrors.WithLabelValues(name, modelName, "provider_error")
+		}
+	}
 	m.registry.MustRegister(m.requests, m.assembly, m.tokens, m.omitted, m.providerDuration, m.providerErrors, m.providerTokens,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if f := src.Neo4jErrors; f != nil {

@@ -82,8 +82,15 @@ func New(cfg Config) *Server {
 	s.Turns = &generation.Service{Graph: graph, Calls: store, Assembler: s.Assembler,
 		Providers: providers, Observe: cfg.ObserveStep}
 	if cfg.Metrics {
+		providers := map[string][]string{provider.EchoName: nil}
+		if len(cfg.Providers) > 0 {
+			providers = map[string][]string{}
+			for _, p := range cfg.Providers {
+				providers[p.Name] = p.Models
+			}
+		}
 		s.Metrics = metrics.New(metrics.Sources{
-			Neo4jErrors: store.Neo4jErrors,
+			Neo4jErrors: store.Neo4jErrors, Providers: providers,
 			CacheReads: func() (int64, int64, int64) {
 				st := store.RecordCacheStats()
 				return st.DeltaReads, st.FullReads, st.SharedViews

@@ -35,6 +35,17 @@ environment:
   CTXGRAPH_SHUTDOWN_TIMEOUT     how long a stop waits for requests and scheduled turns (default 30s)
   CTXGRAPH_SCHEDULER            on (default) or off: off runs no scheduled turns
   CTXGRAPH_LOG_LEVEL            debug, info, warn or error (default info)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+                                OpenTelemetry traces over OTLP/HTTP when either is set; the
+                                exporter reads its other OTEL_EXPORTER_OTLP_* variables, and
+                                OTEL_SERVICE_NAME names the service (default ctxgraph)
+  GOGC, GOMEMLIMIT              Go's garbage collector (default GOGC 400, GOMEMLIMIT a quarter
+                                of the machine's memory)
+
+make run and make test start a local Neo4j (scripts/neo4j-local) configured by
+  NEO4J_LOCAL_HOME, NEO4J_LOCAL_BOLT_PORT, NEO4J_LOCAL_HTTP_PORT, NEO4J_LOCAL_HEAP,
+  NEO4J_LOCAL_PAGECACHE, NEO4J_LOCAL_HEAP_INITIAL, NEO4J_LOCAL_JAVA_OPTS, NEO4J_LOCAL_TIMEOUT
+  (see the header of scripts/neo4j-local); make test's own on NEO4J_TEST_BOLT_PORT (7688).
 `
 
 // command reads the arguments: whether to serve, and otherwise the exit code after the
