@@ -285,7 +285,7 @@ func (s *Store) derivedMemory(ctx context.Context, accountID string, in model.To
 	if err != nil {
 		return nil // the write finds the call missing or not the account's, and says so
 	}
-	m, ok := s.Promoter.PromoteResult(accountID, call, in, observedAt)
+	m, ok := s.Promoter.PromoteResult(ctx, accountID, call, in, observedAt)
 	if !ok {
 		return nil
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
 
@@ -152,3 +153,39 @@ type Resolver interface {
 }
 
 var _ Resolver = Catalog{}
+
+// Sources of a listed version.
+const (
+	// SourceEmbedded: one of the effective embedded versions.
+	SourceEmbedded = "embedded"
+	// SourceAccount: a version the account created (POST /v1/policies).
+	SourceAccount = "account"
+	// SourceStored: a version the account stored by using it, no longer embedded (listed
+	// only when it is the account's default).
+	SourceStored = "stored"
+)
+
+// Listed is a version as GET /v1/policies shows it: where it comes from, and whether it is
+// the account's default.
+type Listed struct {
+	Version
+	Source  string `json:"source"`
+	Default bool   `json:"default"`
+}
+
+// Library is the policy versions an account sees and makes: the routes of /v1/policies
+// (DESIGN §8).
+type Library interface {
+	Resolver
+	// List lists the effective embedded versions, then the account's own, the oldest first,
+	// and the account's default if it is neither (KindUnavailable).
+	List(ctx context.Context, accountID string) ([]Listed, error)
+	// Create defines the version named name that is the version basedOn names ("" is the
+	// account's default) with settings changed, and stores it; created is false when the
+	// account holds that content already. KindInvalid names name, basedOn or the setting
+	// that is wrong.
+	Create(ctx context.Context, accountID, name, basedOn string, settings map[string]json.RawMessage) (v Listed, created bool, err error)
+	// SetDefault makes the version nameOrID names the account's default, storing it.
+	// KindInvalid names policyVersion.
+	SetDefault(ctx context.Context, accountID, nameOrID string) (Listed, error)
+}

@@ -235,6 +235,17 @@ func Resolve(nameOrID string) (Version, error) {
 	return embedded.Resolve(context.Background(), "", nameOrID)
 }
 
+// Receives lists the privacy classes provider may receive in full, least restricted first;
+// empty (never nil) when it receives none.
+func (v Version) Receives(provider string) []string {
+	return append([]string{}, v.ProviderClasses[provider]...)
+}
+
+// RetainsNothing reports whether the version lists provider as zero-retention.
+func (v Version) RetainsNothing(provider string) bool {
+	return model.Contains(v.ZeroRetention, provider)
+}
+
 // MayReceive reports whether provider may receive data of privacy class in full.
 func (v Version) MayReceive(provider, class string) bool {
 	return model.Contains(v.ProviderClasses[provider], class)
