@@ -21,11 +21,7 @@ import (
 type createPolicyRequest struct {
 	Name    string `json:"name" validate:"required,max=64"`
 	BasedOn string `json:"basedOn" validate:"max=200"`
-	policySettings
-}
-
-// policySettings are the settings a new version may change (policy.Settings).
-type policySettings struct {
+	// The settings a new version may change (policy.Settings).
 	Description            *string             `json:"description"`
 	ProviderClasses        map[string][]string `json:"providerClasses"`
 	ZeroRetentionProviders []string            `json:"zeroRetentionProviders"`
@@ -41,14 +37,15 @@ type policySettings struct {
 	Recall                 json.RawMessage     `json:"recall"`
 }
 
-// changed lists the settings the request names, each as its JSON value.
-func (p policySettings) changed() (map[string]json.RawMessage, error) {
+// changed lists the settings the request names (every field but name and basedOn), each
+// as its JSON value.
+func (p createPolicyRequest) changed() (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
 	v := reflect.ValueOf(p)
 	for i := range v.NumField() {
 		f := v.Field(i)
 		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
-		if f.IsNil() {
+		if f.Kind() == reflect.String || f.IsNil() {
 			continue
 		}
 		if raw, ok := f.Interface().(json.RawMessage); ok {
