@@ -2,12 +2,10 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctxgraph/ctxgraph/model"
-	"github.com/ctxgraph/ctxgraph/policy"
 )
 
 func (s *Server) assemble(c echo.Context) error {
@@ -65,20 +63,6 @@ func (s *Server) replay(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, rep)
-}
-
-// policyView is a policy version as GET /v1/policies shows it.
-type policyView struct {
-	policy.Version
-	Default bool `json:"default"`
-}
-
-func (s *Server) policies(c echo.Context) error {
-	var out []policyView
-	for i, v := range policy.Versions() {
-		out = append(out, policyView{Version: v, Default: i == 0})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"policies": out, "servedAt": time.Now().UTC()})
 }
 
 // derefInt is *p, or 0 (absent) when p is nil.

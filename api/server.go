@@ -18,6 +18,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/browser"
 	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
 )
 
 //go:embed openapi.yaml
@@ -42,6 +43,11 @@ type Config struct {
 	Generator model.Generator
 	// Schedules keeps schedules; without it those routes answer 503.
 	Schedules model.Schedules
+	// Policies resolves, lists and creates the accounts' policy versions; without it the
+	// policy and provider routes answer 503.
+	Policies policy.Library
+	// Providers describes the configured providers (GET /v1/providers).
+	Providers []model.ProviderInfo
 	// Metrics are served at GET /metrics and told of every request; without them /metrics
 	// serves the Go runtime's and the process's only.
 	Metrics *metrics.Metrics
@@ -61,11 +67,14 @@ type Server struct {
 	assemblies model.AssemblyGraph
 	generator  model.Generator
 	schedules  model.Schedules
-	metrics    *metrics.Metrics
-	keys       map[string]string
-	log        *zap.Logger
-	validate   *validator.Validate
-	maxBody    string
+	// policyLibrary keeps the policy versions; providerInfo describes the providers.
+	policyLibrary policy.Library
+	providerInfo  []model.ProviderInfo
+	metrics       *metrics.Metrics
+	keys          map[string]string
+	log           *zap.Logger
+	validate      *validator.Validate
+	maxBody       string
 }
 
 // New builds the server and registers every route.
@@ -74,6 +83,7 @@ func New(cfg Config) *Server {
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
 		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
 		schedules: cfg.Schedules, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
+		policyLibrary: cfg.Policies, providerInfo: cfg.Providers,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -147,6 +157,9 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
 	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
 	v1(http.MethodGet, "/policies", s.policies)
+	v1(http.MethodPost, "/policies", s.createPolicy)
+	v1(http.MethodPut, "/policies/default", s.setDefaultPolicy)
+	v1(http.MethodGet, "/providers", s.providers)
 	v1(http.MethodPost, "/generations", s.generate)
 	v1(http.MethodPost, "/runs/:id/continue", s.continueRun)
 	v1(http.MethodPost, "/discussions", s.discuss)

@@ -40,6 +40,8 @@ func TestClientBodiesAreWhatHandlersBind(t *testing.T) {
 		{"DiscussionRequest", client.DiscussionRequest{}, discussionRequest{}},
 		{"SubagentsRequest", client.SubagentsRequest{}, subagentsRequest{}},
 		{"ScheduleRequest", client.ScheduleRequest{}, scheduleRequest{}},
+		{"PolicyRequest", client.PolicyRequest{}, createPolicyRequest{}},
+		{"DefaultPolicy", client.DefaultPolicy{}, defaultPolicyRequest{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diffs := compareJSONShapes(reflect.TypeOf(tc.client), reflect.TypeOf(forkBranchRequest{}), ""); tc.name != "Fork" && len(diffs) == 0 {

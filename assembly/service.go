@@ -33,6 +33,9 @@ type Service struct {
 	Now func() time.Time
 	// Observer, when set, is told of each recorded assembly with its steps' times.
 	Observer Observer
+	// Policies resolves a request's policy version for its account, and keeps the version
+	// an assembly records under (DESIGN §8).
+	Policies policy.Resolver
 
 	judgements judgements
 }
@@ -43,20 +46,24 @@ type Observer interface {
 	ObserveAssembly(a model.Assembly, t model.Timings)
 }
 
-// NewService returns a service over a graph with the system clock.
+// NewService returns a service over a graph with the system clock, resolving the embedded
+// policy versions only (the server sets Policies to an account-aware resolver).
 func NewService(g model.AssemblyGraph) *Service {
-	return &Service{Graph: g, Now: func() time.Time { return time.Now().UTC() }}
+	return &Service{Graph: g, Now: func() time.Time { return time.Now().UTC() }, Policies: policy.Embedded()}
 }
 
 // Assemble builds and records the context of one model call, and answers the JSON its
 // record keeps. It returns KindInvalid for an unknown policy version or an impossible
 // request, KindNotFound for unknown ids.
 func (s *Service) Assemble(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, []byte, error) {
-	a, err := s.prepare(ctx, accountID, req)
+	a, v, err := s.prepare(ctx, accountID, req)
 	if err != nil {
 		return model.Assembly{}, nil, err
 	}
 	start := time.Now()
+	if err := s.Policies.Keep(ctx, accountID, v); err != nil {
+		return model.Assembly{}, nil, err
+	}
 	doc, err := model.EncodeJSON(a)
 	if err != nil {
 		return model.Assembly{}, nil, model.Internal("encoding the assembly record", err)
@@ -77,7 +84,8 @@ func (s *Service) Assemble(ctx context.Context, accountID string, req model.Asse
 // Preview computes the context of a model call without recording it: what the policies
 // would decide now. The generation path asks it whether a recall may read an artifact.
 func (s *Service) Preview(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
-	return s.prepare(ctx, accountID, req)
+	a, _, err := s.prepare(ctx, accountID, req)
+	return a, err
 }
 
 // recordTimeout bounds a record written while its model call runs (AssembleRecording):
@@ -88,7 +96,7 @@ const recordTimeout = 30 * time.Second
 // background, so that the call can start before the record commits; recorded waits for
 // the record (its error, and its time in the assembly's timings).
 func (s *Service) AssembleRecording(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, func() (model.Timings, error), error) {
-	a, err := s.prepare(ctx, accountID, req)
+	a, v, err := s.prepare(ctx, accountID, req)
 	if err != nil {
 		return model.Assembly{}, nil, err
 	}
@@ -103,7 +111,10 @@ func (s *Service) AssembleRecording(ctx context.Context, accountID string, req m
 		defer cancel()
 		start := time.Now()
 		rctx, span := tracing.Tracer().Start(rctx, "ctxgraph.assembly.record")
-		err := s.Graph.RecordAssembly(rctx, accountID, a, doc)
+		err := s.Policies.Keep(rctx, accountID, v)
+		if err == nil {
+			err = s.Graph.RecordAssembly(rctx, accountID, a, doc)
+		}
 		span.End()
 		took = time.Since(start)
 		done <- err
@@ -120,8 +131,8 @@ func (s *Service) AssembleRecording(ctx context.Context, accountID string, req m
 }
 
 // prepare computes an assembly with its id, without recording it, under a span with one
-// child per step.
-func (s *Service) prepare(ctx context.Context, accountID string, req model.AssemblyRequest) (a model.Assembly, err error) {
+// child per step; v is the policy version it was computed under.
+func (s *Service) prepare(ctx context.Context, accountID string, req model.AssemblyRequest) (a model.Assembly, v policy.Version, err error) {
 	start := time.Now()
 	ctx, span := tracing.Tracer().Start(ctx, "ctxgraph.assemble", trace.WithAttributes(
 		attribute.String("ctxgraph.branch.id", req.BranchID), attribute.String("ctxgraph.participant.id", req.ParticipantID)))
@@ -143,10 +154,10 @@ func (s *Service) prepare(ctx context.Context, accountID string, req model.Assem
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // build resolves the policy version, computes the assembly and gives it its id.
-func (s *Service) build(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, error) {
-	v, err := policy.Resolve(req.PolicyVersion)
+func (s *Service) build(ctx context.Context, accountID string, req model.AssemblyRequest) (model.Assembly, policy.Version, error) {
+	v, err := s.Policies.Resolve(ctx, accountID, req.PolicyVersion)
 	if err != nil {
-		return model.Assembly{}, err
+		return model.Assembly{}, policy.Version{}, err
 	}
 	now := s.Now().UTC()
 	if req.Now.IsZero() {
@@ -158,11 +169,11 @@ func (s *Service) build(ctx context.Context, accountID string, req model.Assembl
 	req.PolicyVersion = v.ID
 	a, err := s.compute(ctx, accountID, req, model.SnapshotOptions{}, v)
 	if err != nil {
-		return model.Assembly{}, err
+		return model.Assembly{}, policy.Version{}, err
 	}
 	a.ID = "asm_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
 	a.CreatedAt = now
-	return a, nil
+	return a, v, nil
 }
 
 // compute runs one assembly without recording it: the snapshot of the lineage (read as opts
@@ -731,10 +742,11 @@ func typeOfLabel(label string) model.RecordType {
 	return model.RecordType(strings.ToLower(label))
 }
 
-// recompute re-runs a recorded assembly under its recorded policy version, now and asOf,
-// with a trace so that every omitted record is listed.
+// recompute re-runs a recorded assembly under its recorded policy version (read from the
+// versions stored for the account first, so that it replays after an upgrade changed the
+// embedded ones), now and asOf, with a trace so that every omitted record is listed.
 func (s *Service) recompute(ctx context.Context, accountID string, rec model.Assembly, fresh bool) (model.Assembly, error) {
-	v, err := policy.Resolve(rec.PolicyVersion)
+	v, err := s.Policies.Recorded(ctx, accountID, rec.PolicyVersion)
 	if err != nil {
 		return model.Assembly{}, err
 	}

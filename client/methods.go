@@ -205,6 +205,29 @@ func (c *Client) GetArtifact(ctx context.Context, id string) (model.Artifact, er
 	return read[model.Artifact](ctx, c, "/v1/artifacts/"+url.PathEscape(id))
 }
 
+// Policies lists the policy versions the account sees, its default marked.
+func (c *Client) Policies(ctx context.Context) (Policies, error) {
+	return read[Policies](ctx, c, "/v1/policies")
+}
+
+// CreatePolicy creates a policy version of the account; creating the same content again
+// answers the stored version.
+func (c *Client) CreatePolicy(ctx context.Context, req PolicyRequest) (Policy, error) {
+	return create[Policy](ctx, c, "/v1/policies", req)
+}
+
+// SetDefaultPolicy makes a version (by name or id) the account's default.
+func (c *Client) SetDefaultPolicy(ctx context.Context, nameOrID string) (Policy, error) {
+	var out Policy
+	err := c.Do(ctx, http.MethodPut, "/v1/policies/default", DefaultPolicy{PolicyVersion: nameOrID}, &out)
+	return out, err
+}
+
+// Providers lists the configured providers and what each receives in full.
+func (c *Client) Providers(ctx context.Context) (Providers, error) {
+	return read[Providers](ctx, c, "/v1/providers")
+}
+
 // read GETs path and decodes the answer as T.
 func read[T any](ctx context.Context, c *Client, path string) (T, error) {
 	var out T

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
 )
 
 // The request bodies of DESIGN §5 and §6, with the contract's field names. Times are RFC
@@ -325,3 +326,52 @@ type ReplayReport = model.ReplayReport
 
 // Generation answers a turn: one run per participant.
 type Generation = model.Generation
+
+// PolicyRequest creates a policy version (POST /v1/policies): its name, the version it is
+// based on (the account's default when empty) and the settings it changes; a setting left
+// empty keeps the base's value. Promotion and Recall are sent as written (`null` turns
+// them off).
+type PolicyRequest struct {
+	Name                   string              `json:"name"`
+	BasedOn                string              `json:"basedOn,omitempty"`
+	Description            *string             `json:"description,omitempty"`
+	ProviderClasses        map[string][]string `json:"providerClasses,omitempty"`
+	ZeroRetentionProviders []string            `json:"zeroRetentionProviders,omitempty"`
+	NeverSent              []string            `json:"neverSent,omitempty"`
+	TTL                    map[string]string   `json:"ttl,omitempty"`
+	StaleHandling          *string             `json:"staleHandling,omitempty"`
+	WindowMessages         *int                `json:"windowMessages,omitempty"`
+	RehydrationBytes       *int64              `json:"rehydrationBytes,omitempty"`
+	ConflictHandling       *string             `json:"conflictHandling,omitempty"`
+	DefaultTokenBudget     *int                `json:"defaultTokenBudget,omitempty"`
+	BudgetPriorities       []string            `json:"budgetPriorities,omitempty"`
+	Promotion              json.RawMessage     `json:"promotion,omitempty"`
+	Recall                 json.RawMessage     `json:"recall,omitempty"`
+}
+
+// DefaultPolicy sets the account's default version (PUT /v1/policies/default).
+type DefaultPolicy struct {
+	PolicyVersion string `json:"policyVersion"`
+}
+
+// Policy is a policy version as GET /v1/policies lists it.
+type Policy = policy.Listed
+
+// Policies lists the versions the account sees.
+type Policies struct {
+	Policies []Policy `json:"policies"`
+}
+
+// Providers lists the configured providers (GET /v1/providers) with what each receives
+// under the account's default version.
+type Providers struct {
+	PolicyVersion string     `json:"policyVersion"`
+	Providers     []Provider `json:"providers"`
+}
+
+// Provider is one configured provider.
+type Provider struct {
+	model.ProviderInfo
+	Receives      []string `json:"receives"`
+	ZeroRetention bool     `json:"zeroRetention"`
+}

@@ -291,7 +291,7 @@ func (s *Store) derivedMemory(ctx context.Context, accountID string, in model.To
 			return nil // the write finds the call missing or not the account's, and says so
 		}
 	}
-	m, ok := s.Promoter.PromoteResult(accountID, call, in, observedAt)
+	m, ok := s.Promoter.PromoteResult(ctx, accountID, call, in, observedAt)
 	if !ok {
 		return nil
 	}

@@ -34,6 +34,8 @@ type Service struct {
 	Calls     model.GenerationGraph
 	Assembler model.RecordingAssembler
 	Providers model.Providers
+	// Policies resolves a turn's policy version for its account (DESIGN §8).
+	Policies policy.Resolver
 	// Observe, when set, is told how long each step of a turn took (the Step names), so
 	// that a benchmark or a metric can say where a generation's time goes. It runs on the
 	// request's goroutines and must not block.
@@ -470,7 +472,7 @@ type stepRequest struct {
 // recall tool is offered at most the policy's recall.maxRounds times in a row. The result
 // is the last call's, with the usage of them all.
 func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest) (model.RunResult, error) {
-	v, err := policy.Resolve(sr.policyVersion)
+	v, err := s.Policies.Resolve(ctx, accountID, sr.policyVersion)
 	if err != nil {
 		// The assembler refuses the version as it always has, recording the run's failure.
 		v = policy.Version{ID: sr.policyVersion}

@@ -33,9 +33,9 @@ type Summariser struct {
 	Calls     model.GenerationGraph
 	Assembler model.RecordingAssembler
 	Providers model.Providers
-	// Policy returns the version a result of the account is promoted under: the same one
-	// the store's Promoter derived the structural memory under.
-	Policy func(accountID string) (policy.Version, error)
+	// Policy returns the version a result of the account is promoted under (the account's
+	// default): the same one the store's Promoter derived the structural memory under.
+	Policy func(ctx context.Context, accountID string) (policy.Version, error)
 	// Timeout bounds one summarisation (DefaultSummariseTimeout when zero).
 	Timeout time.Duration
 	// ProviderCalls, when set, is told of each provider call.
@@ -60,7 +60,7 @@ type SummarisingGraph struct {
 func (g SummarisingGraph) RecordToolResult(ctx context.Context, accountID string, in model.ToolResult) (model.ToolResultRecorded, error) {
 	out, err := g.ExecutionGraph.RecordToolResult(ctx, accountID, in)
 	if err == nil && g.Summariser != nil {
-		g.Summariser.After(accountID, in, out)
+		g.Summariser.After(ctx, accountID, in, out)
 	}
 	return out, err
 }
@@ -85,11 +85,11 @@ func (s *Summariser) Wait(ctx context.Context) error {
 // After starts the summariser on a result just recorded, when the policy configures one and
 // the store derived the result's structural memory: a final success recorded without client
 // memories. Everything else it reads and writes in the background.
-func (s *Summariser) After(accountID string, in model.ToolResult, out model.ToolResultRecorded) {
+func (s *Summariser) After(ctx context.Context, accountID string, in model.ToolResult, out model.ToolResultRecorded) {
 	if in.Status != string(model.ToolSucceeded) || len(in.Memories) > 0 || len(out.MemoryIDs) != 1 || s.Policy == nil {
 		return
 	}
-	v, err := s.Policy(accountID)
+	v, err := s.Policy(ctx, accountID)
 	if err != nil || v.Promotion == nil || v.Promotion.Summarizer == nil {
 		return
 	}
@@ -160,7 +160,7 @@ func (s *Summariser) summarise(accountID string, v policy.Version, artifactID, m
 
 	a, recorded, err := s.Assembler.AssembleRecording(ctx, accountID, model.AssemblyRequest{
 		BranchID: art.BranchID, ParticipantID: art.OwnerParticipantID, RunID: run.ID, RuntimeKind: model.RuntimeMemoryExtraction,
-		Provider: sum.Provider, Model: modelName, ExactArtifactIDs: []string{art.ID}, PolicyVersion: assemblyVersion(v),
+		Provider: sum.Provider, Model: modelName, ExactArtifactIDs: []string{art.ID}, PolicyVersion: v.ID,
 	})
 	if err != nil {
 		s.end(accountID, rec, &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"})
@@ -251,17 +251,6 @@ func (s *Summariser) end(accountID string, rec model.ModelCallRecord, pe *model.
 	if _, err := s.Calls.RecordModelCall(ctx, accountID, rec); err != nil {
 		s.log().Warn("summariser: recording its failed run failed", zap.String("runId", rec.RunID), zap.Error(err))
 	}
-}
-
-// assemblyVersion is the version the summariser's assembly is recorded under: the
-// promoting version when the assembler can resolve it again (replay needs that), else the
-// embedded default. Until policies are data (DESIGN §8) a version defined elsewhere — a
-// test's — cannot be stored with the assembly; the privacy gate was its own either way.
-func assemblyVersion(v policy.Version) string {
-	if _, err := policy.Resolve(v.ID); err != nil {
-		return ""
-	}
-	return v.ID
 }
 
 // rawIncluded reports whether the assembly includes the artifact's exact body, and

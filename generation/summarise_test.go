@@ -34,8 +34,8 @@ func TestSummariserAfterStartsOnlyOnADerivedMemory(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := false
-			s := &Summariser{Policy: func(string) (policy.Version, error) { asked = true; return plain, nil }}
-			s.After("acct", tc.in, tc.out)
+			s := &Summariser{Policy: func(context.Context, string) (policy.Version, error) { asked = true; return plain, nil }}
+			s.After(context.Background(), "acct", tc.in, tc.out)
 			if err := s.Wait(context.Background()); err != nil {
 				t.Fatal(err)
 			}

@@ -35,7 +35,7 @@ func TestSchemaMigrationsAreAppliedAndIdempotent(t *testing.T) {
 	}
 	for _, want := range []string{"conversation_id", "branch_id", "participant_id", "message_id", "model_run_id",
 		"tool_call_id", "tool_artifact_id", "tool_memory_id", "user_memory_id", "skill_state_id", "checkpoint_id",
-		"context_assembly_id", "policy_decision_id"} {
+		"context_assembly_id", "policy_decision_id", "policy_version_account_id", "policy_default_account"} {
 		if !contains(constraints, want) {
 			t.Errorf("SHOW CONSTRAINTS lacks %s; got %v", want, constraints)
 		}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,8 +13,8 @@ import (
 	"github.com/ctxgraph/ctxgraph/provider"
 )
 
-// summarisingPolicy is the default version with a model summariser: what a team would
-// create once policies are data (DESIGN §8), defined here with its content id.
+// summarisingPolicy is the default version with a model summariser: the version a team
+// creates (POST /v1/policies) to have its results summarised.
 func summarisingPolicy(t *testing.T, providerName, modelName string) policy.Version {
 	t.Helper()
 	v, err := policy.Resolve("")
@@ -26,16 +27,15 @@ func summarisingPolicy(t *testing.T, providerName, modelName string) policy.Vers
 	return policy.Define(v)
 }
 
-// newSummariserHarness is a harness whose results are promoted under v, on a store of its
-// own (the promotion policy is the store's), with the given providers.
+// newSummariserHarness is a harness with the given providers whose account creates v's
+// promotion rules over the server's default and makes that its default (DESIGN §8), so
+// that its results are promoted, and summarised, under them.
 func newSummariserHarness(t *testing.T, v policy.Version, providers []provider.Config) *harness {
 	t.Helper()
-	store := openStore(blobDir)
-	t.Cleanup(func() { store.Close(context.Background()) })
-	h := newHarnessFull(t, store, "", providers)
-	cfg := h.cfg
-	cfg.PromotionPolicy = func(string) (policy.Version, error) { return v, nil }
-	h.wire(cfg)
+	h := newHarnessFull(t, sharedStore, "", providers)
+	created := h.must(http.StatusCreated, "POST", "/v1/policies", map[string]any{
+		"name": v.Name, "basedOn": "default", "description": v.Description, "promotion": v.Promotion})
+	h.must(http.StatusOK, "PUT", "/v1/policies/default", map[string]any{"policyVersion": created["id"]})
 	return h
 }
 

@@ -319,5 +319,54 @@ type Pinger interface {
 // time). The memory's sources, owner and visibility are the artifact's, filled in by the
 // store.
 type Promoter interface {
-	PromoteResult(accountID string, call ToolCall, result ToolResult, observedAt time.Time) (memory NewMemory, ok bool)
+	PromoteResult(ctx context.Context, accountID string, call ToolCall, result ToolResult, observedAt time.Time) (memory NewMemory, ok bool)
+}
+
+// StoredPolicy is one policy version as the graph keeps it (DESIGN §8): its id
+// (`name@hash`), its name, the full definition as JSON (what the id hashes), where it came
+// from (PolicyOriginEmbedded: stored the first time an assembly recorded under it or it was
+// made an account's default; PolicyOriginAccount: created by POST /v1/policies) and when it
+// was first stored.
+type StoredPolicy struct {
+	ID         string
+	Name       string
+	Definition string
+	Origin     string
+	CreatedAt  time.Time
+}
+
+// Origins of a stored policy version.
+const (
+	PolicyOriginEmbedded = "embedded"
+	PolicyOriginAccount  = "account"
+)
+
+// PolicyStore keeps each account's policy versions, immutable and content-addressed, and
+// its default version (DESIGN §8).
+type PolicyStore interface {
+	// SavePolicy stores p for the account unless a version of its id is stored already
+	// (a version is immutable: the stored one is kept). It returns the stored version and
+	// whether this call created it. Kinds: unavailable, internal.
+	SavePolicy(ctx context.Context, accountID string, p StoredPolicy) (stored StoredPolicy, created bool, err error)
+	// StoredPolicy reads the account's version of that id. Kinds: not_found, unavailable.
+	StoredPolicy(ctx context.Context, accountID, id string) (StoredPolicy, error)
+	// AccountPolicies lists the versions the account created (origin account), the oldest
+	// first. Kinds: unavailable.
+	AccountPolicies(ctx context.Context, accountID string) ([]StoredPolicy, error)
+	// SetDefaultPolicy makes the stored version id the account's default. Kinds:
+	// not_found (no such stored version), unavailable.
+	SetDefaultPolicy(ctx context.Context, accountID, id string) error
+	// DefaultPolicy returns the id of the account's default version, "" when it set none.
+	// Kinds: unavailable.
+	DefaultPolicy(ctx context.Context, accountID string) (string, error)
+}
+
+// ProviderInfo describes one configured provider as GET /v1/providers and the start-up log
+// show it: never its key.
+type ProviderInfo struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Host is the host of its base URL; empty for the built-in echo provider.
+	Host   string   `json:"baseURLHost"`
+	Models []string `json:"models"`
 }

@@ -5,11 +5,11 @@
 package policy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -166,30 +166,44 @@ func derived(v Version) Version {
 	return v
 }
 
+// EchoClasses are the classes the built-in echo provider receives: every class but secret,
+// since it sends nothing anywhere (DESIGN §8).
+var EchoClasses = []string{"public", "internal", "user_private", "oauth_derived", "google_derived"}
+
+// withEcho lists the built-in echo provider in v: it receives every class but secret and,
+// retaining nothing, is a zero-retention provider.
+func withEcho(v Version) Version {
+	v.ProviderClasses["echo"] = append([]string(nil), EchoClasses...)
+	v.ZeroRetention = []string{"anthropic", "echo", "openai"}
+	return v
+}
+
 // versions are the embedded policy versions, by name. The first is the default.
-var versions = func() []Version {
-	vs := []Version{
-		derived(baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools; memories are derived from tool results and recall is offered.", StaleMark)),
-		derived(baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked; memories are derived from tool results and recall is offered.", StaleOmit)),
-	}
-	for i := range vs {
-		vs[i].ID = contentID(vs[i])
-	}
-	return vs
-}()
+var versions = defined(
+	withEcho(derived(baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools; memories are derived from tool results and recall is offered; the built-in echo provider receives every class but secret.", StaleMark))),
+	withEcho(derived(baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked; memories are derived from tool results and recall is offered; the built-in echo provider receives every class but secret.", StaleOmit))),
+)
 
 // retired are versions that were once embedded under a name that now names another: they
-// resolve by their full id only, so that the assemblies recorded under them still replay.
-var retired = func() []Version {
-	vs := []Version{
-		baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools.", StaleMark),
-		baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked.", StaleOmit),
-	}
+// resolve by their full id only, so that the assemblies recorded under them still replay
+// (and every version an assembly recorded is stored with it as well: DESIGN §8). The
+// oldest come first.
+var retired = defined(
+	// Until memories were derived and recall offered.
+	baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools.", StaleMark),
+	baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked.", StaleOmit),
+	// Until echo was listed: it received nothing in full.
+	derived(baseVersion("default", "Stale memories are included with a stale marker naming their revalidation tools; memories are derived from tool results and recall is offered.", StaleMark)),
+	derived(baseVersion("strict-freshness", "Stale memories are omitted (reason stale) instead of marked; memories are derived from tool results and recall is offered.", StaleOmit)),
+)
+
+// defined names each version by its content.
+func defined(vs ...Version) []Version {
 	for i := range vs {
-		vs[i].ID = contentID(vs[i])
+		vs[i] = Define(vs[i])
 	}
 	return vs
-}()
+}
 
 // contentID names a version by its name and a hash of its content.
 func contentID(v Version) string {
@@ -207,31 +221,29 @@ func Define(v Version) Version {
 	return v
 }
 
-// Versions lists every embedded version, the default first.
-func Versions() []Version { return append([]Version(nil), versions...) }
+// embedded is the catalog of the embedded versions as written.
+var embedded = Embedded()
 
-// Resolve returns the version named by a name or a full id; "" is the default. An unknown
-// version is a KindInvalid error naming the policyVersion field.
+// Versions lists every embedded version as written, the default first.
+func Versions() []Version { return embedded.Versions() }
+
+// Resolve returns the embedded version named by a name or a full id, or the retired one of
+// that id; "" is the default. An unknown version is a KindInvalid error naming the
+// policyVersion field. A server resolves through a Resolver, which knows the accounts' own
+// versions and the configured providers' trust.
 func Resolve(nameOrID string) (Version, error) {
-	if nameOrID == "" {
-		return versions[0], nil
-	}
-	for _, v := range versions {
-		if v.ID == nameOrID || v.Name == nameOrID {
-			return v, nil
-		}
-	}
-	for _, v := range retired {
-		if v.ID == nameOrID {
-			return v, nil
-		}
-	}
-	names := make([]string, 0, len(versions))
-	for _, v := range versions {
-		names = append(names, v.Name)
-	}
-	sort.Strings(names)
-	return Version{}, model.Invalid("policyVersion", "unknown policy version %q (known: %v)", nameOrID, names)
+	return embedded.Resolve(context.Background(), "", nameOrID)
+}
+
+// Receives lists the privacy classes provider may receive in full, least restricted first;
+// empty (never nil) when it receives none.
+func (v Version) Receives(provider string) []string {
+	return append([]string{}, v.ProviderClasses[provider]...)
+}
+
+// RetainsNothing reports whether the version lists provider as zero-retention.
+func (v Version) RetainsNothing(provider string) bool {
+	return model.Contains(v.ZeroRetention, provider)
 }
 
 // MayReceive reports whether provider may receive data of privacy class in full.

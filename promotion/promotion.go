@@ -6,6 +6,7 @@
 package promotion
 
 import (
+	"context"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/extract"
@@ -17,21 +18,22 @@ import (
 type Promoter struct {
 	// Tokens counts the tokens the promotion's settings are measured in.
 	Tokens model.TokenCounter
-	// Policy returns the version whose promotion rules apply to an account's results.
-	Policy func(accountID string) (policy.Version, error)
+	// Policies resolves the version whose promotion rules apply to an account's results:
+	// the account's default.
+	Policies policy.Resolver
 }
 
-// New returns a Promoter under the embedded default version.
-func New(tokens model.TokenCounter) *Promoter {
-	return &Promoter{Tokens: tokens, Policy: func(string) (policy.Version, error) { return policy.Resolve("") }}
+// New returns a Promoter under each account's default version.
+func New(tokens model.TokenCounter, policies policy.Resolver) *Promoter {
+	return &Promoter{Tokens: tokens, Policies: policies}
 }
 
 // PromoteResult derives the memory of a final, successful result: see model.Promoter.
-func (p *Promoter) PromoteResult(accountID string, call model.ToolCall, result model.ToolResult, observedAt time.Time) (model.NewMemory, bool) {
+func (p *Promoter) PromoteResult(ctx context.Context, accountID string, call model.ToolCall, result model.ToolResult, observedAt time.Time) (model.NewMemory, bool) {
 	if result.Status != string(model.ToolSucceeded) {
 		return model.NewMemory{}, false
 	}
-	v, err := p.Policy(accountID)
+	v, err := p.Policies.Resolve(ctx, accountID, "")
 	if err != nil || v.Promotion == nil {
 		return model.NewMemory{}, false
 	}

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
 )
 
 // Kinds of provider: the wire protocol each speaks.
@@ -43,6 +44,12 @@ type Entry struct {
 	Timeout    string   `yaml:"timeout"`
 	MaxRetries *int     `yaml:"maxRetries"`
 	Models     []string `yaml:"models"`
+	// Receives lists the privacy classes the provider may receive in full (DESIGN §8); an
+	// entry without it keeps what the policy version lists for the provider, or receives
+	// public only when the version lists nothing.
+	Receives []string `yaml:"receives"`
+	// ZeroRetention says the provider retains nothing it is sent.
+	ZeroRetention bool `yaml:"zeroRetention"`
 }
 
 // File is the providers file: YAML (or JSON) with a top-level `providers` list.
@@ -60,6 +67,9 @@ type Config struct {
 	Timeout    time.Duration
 	MaxRetries int
 	Models     []string
+	// Receives is the entry's receives, nil when it names none.
+	Receives      []string
+	ZeroRetention bool
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -115,7 +125,8 @@ func fieldError(field, format string, args ...any) error {
 }
 
 func validate(e Entry, getenv func(string) string) (Config, error) {
-	c := Config{Name: e.Name, Kind: e.Kind, BaseURL: e.BaseURL, Timeout: DefaultTimeout, MaxRetries: DefaultMaxRetries, Models: e.Models}
+	c := Config{Name: e.Name, Kind: e.Kind, BaseURL: e.BaseURL, Timeout: DefaultTimeout, MaxRetries: DefaultMaxRetries, Models: e.Models,
+		Receives: e.Receives, ZeroRetention: e.ZeroRetention}
 	if !namePattern.MatchString(e.Name) {
 		return c, fieldError("name", "%q must be 1 to 64 lower-case letters, digits, '_', '.' or '-'", e.Name)
 	}
@@ -158,7 +169,37 @@ func validate(e Entry, getenv func(string) string) (Config, error) {
 			return c, fieldError(fmt.Sprintf("models[%d]", j), "is empty")
 		}
 	}
+	if err := policy.Receivable(e.Receives); err != nil {
+		return c, fieldError("receives", "%v", err)
+	}
 	return c, nil
+}
+
+// Builtin is the provider configuration used when none is given: the echo provider.
+func Builtin() []Config { return []Config{{Name: EchoName, Kind: KindEcho}} }
+
+// Trust is what the providers say of their trust, for the policy versions to fold in
+// (policy.Trusted).
+func Trust(cfgs []Config) []policy.ProviderTrust {
+	out := make([]policy.ProviderTrust, 0, len(cfgs))
+	for _, c := range cfgs {
+		out = append(out, policy.ProviderTrust{Name: c.Name, Receives: c.Receives, ZeroRetention: c.ZeroRetention})
+	}
+	return out
+}
+
+// Describe is each provider as GET /v1/providers and the start-up log show it: its name,
+// kind, base URL host and models, never its key.
+func Describe(cfgs []Config) []model.ProviderInfo {
+	out := make([]model.ProviderInfo, 0, len(cfgs))
+	for _, c := range cfgs {
+		info := model.ProviderInfo{Name: c.Name, Kind: c.Kind, Models: append([]string{}, c.Models...)}
+		if u, err := url.Parse(c.BaseURL); err == nil {
+			info.Host = u.Host
+		}
+		out = append(out, info)
+	}
+	return out
 }
 
 // Registry holds the configured providers by name.
@@ -171,7 +212,7 @@ type Registry struct {
 // NewRegistry builds every configured provider; without configs it holds the echo provider.
 func NewRegistry(cfgs []Config) *Registry {
 	if len(cfgs) == 0 {
-		cfgs = []Config{{Name: EchoName, Kind: KindEcho}}
+		cfgs = Builtin()
 	}
 	r := &Registry{byName: map[string]model.Provider{}, models: map[string][]string{}, first: cfgs[0].Name}
 	for _, c := range cfgs {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,19 @@ func TestParseValidEntries(t *testing.T) {
 	if cfgs[1].Timeout != 30*time.Second || cfgs[1].MaxRetries != 0 {
 		t.Fatalf("explicit settings: %+v", cfgs[1])
 	}
+	trusted, err := Parse([]byte(`providers:
+  - {name: vllm, kind: openai, baseURL: "http://127.0.0.1:8000/v1", receives: [public, internal], zeroRetention: true}
+  - {name: echo, kind: echo}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trusted[0]; !reflect.DeepEqual(got.Receives, []string{"public", "internal"}) || !got.ZeroRetention {
+		t.Errorf("got receives %v, zero retention %v; want public, internal and true", got.Receives, got.ZeroRetention)
+	}
+	if got := trusted[1]; got.Receives != nil || got.ZeroRetention {
+		t.Errorf("got receives %#v, zero retention %v for an entry naming neither; want nil and false", got.Receives, got.ZeroRetention)
+	}
 	// JSON is YAML.
 	if _, err := Parse([]byte(`{"providers":[{"name":"vllm","kind":"openai","baseURL":"http://127.0.0.1:8000/v1"}]}`), env(nil)); err != nil {
 		t.Fatal(err)
@@ -42,6 +56,10 @@ func TestParseNamesTheEntryAndField(t *testing.T) {
 		{`providers: [{name: a, kind: openai, baseURL: "http://h/v1", timeout: soon}]`, "providers[0] (a).timeout"},
 		{`providers: [{name: a, kind: openai, baseURL: "http://h/v1", maxRetries: 11}]`, "providers[0] (a).maxRetries"},
 		{`providers: [{name: a, kind: echo}, {name: a, kind: echo}]`, `providers[1] (a).name: "a" is given twice`},
+		{`providers: [{name: a, kind: echo, receives: [public, secret]}]`, "providers[0] (a).receives: secret is never sent to a provider"},
+		{`providers: [{name: a, kind: echo, receives: [confidential]}]`, `providers[0] (a).receives: "confidential" is not a privacy class`},
+		{`providers: [{name: a, kind: echo, receives: [public, public]}]`, "providers[0] (a).receives: public is given twice"},
+		{`providers: [{name: a, kind: echo, zeroRetention: maybe}]`, "cannot unmarshal"},
 	} {
 		_, err := Parse([]byte(c.file), env(nil))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

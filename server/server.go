@@ -5,6 +5,7 @@
 package server
 
 import (
+	"context"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,6 +16,8 @@ import (
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/metrics"
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policies"
 	"github.com/ctxgraph/ctxgraph/policy"
 	"github.com/ctxgraph/ctxgraph/promotion"
 	"github.com/ctxgraph/ctxgraph/provider"
@@ -38,12 +41,6 @@ type Config struct {
 	Metrics bool
 	// ObserveStep, when set, is told how long each step of a generation took.
 	ObserveStep func(generation.Step, time.Duration)
-	// PromotionPolicy, when set, is the version an account's tool results are promoted
-	// under (DESIGN §7) in place of the embedded default: New installs it as the store's
-	// Promoter, and the model summariser follows its promotion.summarizer. Until policies
-	// are data (DESIGN §8) this is how a deployment or a test names a summariser; a store
-	// serves one such policy, so a server that sets it wants a store of its own.
-	PromotionPolicy func(accountID string) (policy.Version, error)
 }
 
 // Server is the wired server: the HTTP API and the services behind it.
@@ -59,19 +56,28 @@ type Server struct {
 	Scheduler *generation.Scheduler
 	// Metrics are the collectors, nil unless Config.Metrics.
 	Metrics *metrics.Metrics
+	// Policies resolves and keeps the accounts' policy versions: the embedded ones with
+	// the providers' trust folded in (DESIGN §8), and the accounts' own.
+	Policies *policies.Service
+	// Providers describes the configured providers (the built-in echo when none).
+	Providers []model.ProviderInfo
 }
 
 // New wires a server over cfg.Store.
 func New(cfg Config) *Server {
 	store := cfg.Store
-	s := &Server{Assembler: assembly.NewService(store)}
-	promoting := cfg.PromotionPolicy
-	if promoting != nil {
-		store.Promoter = &promotion.Promoter{Tokens: store.Tokens, Policy: promoting}
-	} else {
-		promoting = func(string) (policy.Version, error) { return policy.Resolve("") }
+	configured := cfg.Providers
+	if len(configured) == 0 {
+		configured = provider.Builtin()
 	}
-	providers := provider.NewRegistry(cfg.Providers)
+	s := &Server{Assembler: assembly.NewService(store), Providers: provider.Describe(configured),
+		Policies: policies.New(store, policy.NewCatalog(provider.Trust(configured)))}
+	s.Assembler.Policies = s.Policies
+	// The summariser follows the account's default version, as the store's Promoter does.
+	promoting := func(ctx context.Context, accountID string) (policy.Version, error) {
+		return s.Policies.Resolve(ctx, accountID, "")
+	}
+	providers := provider.NewRegistry(configured)
 	s.Summariser = &generation.Summariser{Graph: store, Calls: store, Assembler: s.Assembler, Providers: providers, Policy: promoting}
 	if cfg.Log != nil {
 		s.Summariser.Log = cfg.Log.Named("summariser")
@@ -80,7 +86,7 @@ func New(cfg Config) *Server {
 	// through this graph, which starts the summariser after each.
 	graph := generation.SummarisingGraph{ExecutionGraph: store, Summariser: s.Summariser}
 	s.Turns = &generation.Service{Graph: graph, Calls: store, Assembler: s.Assembler,
-		Providers: providers, Observe: cfg.ObserveStep}
+		Providers: providers, Policies: s.Policies, Observe: cfg.ObserveStep}
 	if cfg.Metrics {
 		providers := map[string][]string{provider.EchoName: nil}
 		if len(cfg.Providers) > 0 {
@@ -107,13 +113,17 @@ func New(cfg Config) *Server {
 	}
 	s.API = api.New(api.Config{
 		Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
-		Generator: s.Turns, Schedules: s.Scheduler, Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
+		Generator: s.Turns, Schedules: s.Scheduler, Policies: s.Policies, Providers: s.Providers,
+		Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
 	})
 	return s
 }
 
 // OpenStore opens the blob directory and the Neo4j store over it, counting tokens with the
-// o200k_base vocabulary and deriving memories under the default policy's promotion rules.
+// o200k_base vocabulary and deriving memories under the promotion rules of each account's
+// default version (stored in the same graph; an account without one, the embedded default:
+// the providers' trust, which the servers fold into the embedded versions, does not change
+// promotion rules).
 // The schema is not migrated: that is the caller's (Store.Migrate).
 func OpenStore(neo4j cypher.Config, blobDir string) (*cypher.Store, error) {
 	blobs, err := blob.Open(blobDir)
@@ -125,6 +135,6 @@ func OpenStore(neo4j cypher.Config, blobDir string) (*cypher.Store, error) {
 		return nil, err
 	}
 	store.Tokens = assembly.MustTokenizer("o200k_base")
-	store.Promoter = promotion.New(store.Tokens)
+	store.Promoter = promotion.New(store.Tokens, policies.New(store, policy.Embedded()))
 	return store, nil
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
 	"github.com/ctxgraph/ctxgraph/provider"
 	"github.com/ctxgraph/ctxgraph/server"
 	"github.com/ctxgraph/ctxgraph/tracing"
@@ -288,6 +289,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Store: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody, Providers: m.Providers, Metrics: true,
 	})
 	m.scheduler, m.summariser = srv.Scheduler, srv.Summariser
+	LogProviders(log, srv.Providers, srv.Policies.Catalog.Default())
 	m.server = srv.API.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
@@ -317,6 +319,17 @@ func (m *Main) Run(ctx context.Context) error {
 		fmt.Printf("try:\n  curl -s -X POST http://%s/v1/conversations -H 'Authorization: Bearer %s' -d '{\"title\":\"hello\"}'\n\n", m.Addr, m.DevKey)
 	}
 	return nil
+}
+
+// LogProviders writes one line per provider (DESIGN §8): its name, kind, base URL host and
+// what it receives in full under the effective default version, so that an operator sees
+// that a provider nothing names receives public only.
+func LogProviders(log *zap.Logger, providers []model.ProviderInfo, v policy.Version) {
+	for _, p := range providers {
+		log.Info("provider", zap.String("name", p.Name), zap.String("kind", p.Kind), zap.String("baseURLHost", p.Host),
+			zap.Strings("receives", v.Receives(p.Name)), zap.Bool("zeroRetention", v.RetainsNothing(p.Name)),
+			zap.String("policyVersion", v.ID))
+	}
 }
 
 func (m *Main) migrate(ctx context.Context, patience time.Duration) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+	"github.com/ctxgraph/ctxgraph/provider"
 )
 
 // testEnv returns an environment of the given variables, with a blob directory of the test's.
@@ -173,5 +176,44 @@ func TestParseEnvScheduler(t *testing.T) {
 	var me *model.Error
 	if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_SCHEDULER": "sometimes"})); !errors.As(err, &me) || me.Field != "CTXGRAPH_SCHEDULER" {
 		t.Errorf("CTXGRAPH_SCHEDULER=sometimes: got %v, want an error naming the variable", err)
+	}
+}
+
+func TestLogProvidersWritesOneLinePerProvider(t *testing.T) {
+	cfgs, err := provider.Parse([]byte(`providers:
+  - {name: vllm, kind: openai, baseURL: "http://10.0.0.7:8000/v1", apiKeyEnv: VLLM_KEY, receives: [internal, public], zeroRetention: true}
+  - {name: openrouter, kind: openai, baseURL: "https://openrouter.ai/api/v1"}
+  - {name: echo, kind: echo}
+`), func(string) string { return "sk-never-logged" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	LogProviders(NewLogger(zapcore.InfoLevel, zapcore.AddSync(&buf)), provider.Describe(cfgs), policy.NewCatalog(provider.Trust(cfgs)).Default())
+	if strings.Contains(buf.String(), "sk-never-logged") {
+		t.Fatalf("got the key logged: %s", buf.String())
+	}
+	want := []struct {
+		name, host string
+		receives   []any
+		zero       bool
+	}{
+		{"vllm", "10.0.0.7:8000", []any{"public", "internal"}, true},
+		{"openrouter", "openrouter.ai", []any{"public", "internal", "user_private"}, false},
+		{"echo", "", []any{"public", "internal", "user_private", "oauth_derived", "google_derived"}, true},
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines, want one per provider: %s", len(lines), buf.String())
+	}
+	for i, w := range want {
+		var line map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &line); err != nil {
+			t.Fatal(err)
+		}
+		if line["msg"] != "provider" || line["name"] != w.name || line["baseURLHost"] != w.host ||
+			!reflect.DeepEqual(line["receives"], w.receives) || line["zeroRetention"] != w.zero {
+			t.Errorf("got line %v, want %s at %q receiving %v (zero retention %v)", line, w.name, w.host, w.receives, w.zero)
+		}
 	}
 }
