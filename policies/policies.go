@@ -11,6 +11,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
@@ -25,20 +26,32 @@ type Service struct {
 	// stored holds the versions known to be stored, by account and id: a version is
 	// immutable, so what was stored once is read or written once per process.
 	stored map[[2]string]policy.Version
+	// defaults holds each account's default as last read or set, for DefaultTTL: every
+	// assembly and every tool result resolves it, and a read each time doubled the cost of
+	// a result's write. A default set on another server is seen within DefaultTTL.
+	defaults map[string]cachedDefault
+}
+
+// DefaultTTL is how long a server trusts the account default it read last.
+const DefaultTTL = 2 * time.Second
+
+type cachedDefault struct {
+	id   string
+	read time.Time
 }
 
 var _ policy.Library = (*Service)(nil)
 
 // New returns a service over store and the catalog of the effective embedded versions.
 func New(store model.PolicyStore, catalog policy.Catalog) *Service {
-	return &Service{Store: store, Catalog: catalog, stored: map[[2]string]policy.Version{}}
+	return &Service{Store: store, Catalog: catalog, stored: map[[2]string]policy.Version{}, defaults: map[string]cachedDefault{}}
 }
 
 // Resolve returns the version nameOrID names for the account: see policy.Resolver.
 func (s *Service) Resolve(ctx context.Context, accountID, nameOrID string) (policy.Version, error) {
 	switch {
 	case nameOrID == "":
-		id, err := s.Store.DefaultPolicy(ctx, accountID)
+		id, err := s.accountDefault(ctx, accountID)
 		if err != nil || id == "" {
 			return s.Catalog.Default(), err
 		}
@@ -162,6 +175,9 @@ func (s *Service) SetDefault(ctx context.Context, accountID, nameOrID string) (p
 	if err := s.Store.SetDefaultPolicy(ctx, accountID, v.ID); err != nil {
 		return policy.Listed{}, err
 	}
+	s.mu.Lock()
+	s.defaults[accountID] = cachedDefault{id: v.ID, read: time.Now()}
+	s.mu.Unlock()
 	source := policy.SourceStored
 	if p, err := s.Store.StoredPolicy(ctx, accountID, v.ID); err == nil && p.Origin == model.PolicyOriginAccount {
 		source = policy.SourceAccount
@@ -202,6 +218,25 @@ func (s *Service) decode(accountID string, p model.StoredPolicy) (policy.Version
 	v.ID = p.ID
 	s.remember(accountID, v)
 	return v, nil
+}
+
+// accountDefault is the id of the account's default version ("" when it set none), read at
+// most once per DefaultTTL.
+func (s *Service) accountDefault(ctx context.Context, accountID string) (string, error) {
+	s.mu.Lock()
+	c, ok := s.defaults[accountID]
+	s.mu.Unlock()
+	if ok && time.Since(c.read) < DefaultTTL {
+		return c.id, nil
+	}
+	id, err := s.Store.DefaultPolicy(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.defaults[accountID] = cachedDefault{id: id, read: time.Now()}
+	s.mu.Unlock()
+	return id, nil
 }
 
 func (s *Service) known(accountID, id string) (policy.Version, bool) {
