@@ -42,6 +42,9 @@ type Config struct {
 	Generator model.Generator
 	// Schedules keeps schedules; without it those routes answer 503.
 	Schedules model.Schedules
+	// Leases, when set, renews the Idempotency-Key claims of turns while they run, which
+	// then hold for a lease rather than model.TurnHold (DESIGN §6).
+	Leases model.LeaseHolder
 	// Metrics are served at GET /metrics and told of every request; without them /metrics
 	// serves the Go runtime's and the process's only.
 	Metrics *metrics.Metrics
@@ -61,6 +64,7 @@ type Server struct {
 	assemblies model.AssemblyGraph
 	generator  model.Generator
 	schedules  model.Schedules
+	leases     model.LeaseHolder
 	metrics    *metrics.Metrics
 	keys       map[string]string
 	log        *zap.Logger
@@ -73,7 +77,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
 		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
-		schedules: cfg.Schedules, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
+		schedules: cfg.Schedules, leases: cfg.Leases, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()

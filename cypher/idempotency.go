@@ -84,6 +84,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 	k := row.K
 	switch {
 	case k.str("claim") == claim.Claim && k.str("state") == "pending":
+		if runs := k.strs("runIds"); len(runs) > 0 {
+			// Taken over from a generation whose server died after it began its turn.
+			claim.Turn = &model.KeyedTurn{UserMessageID: k.str("userMessageId"), RunIDs: runs}
+		}
 		return claim, model.IdempotentResponse{}, nil
 	case k.str("requestHash") != requestHash:
 		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
@@ -92,8 +96,12 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindNotFound, Field: "Idempotency-Key",
 			Message: "what the first request with this Idempotency-Key wrote has been deleted"}
 	case k.str("state") != "done":
+		held := k.time("staleAt")
+		if held.IsZero() {
+			held = k.time("createdAt").Add(DefaultClaimHold)
+		}
 		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
-			Message: "a request with this Idempotency-Key is still in progress; retry later", RetryAfter: 1}
+			Message: "a request with this Idempotency-Key is still in progress; retry later", RetryAfter: retryAfter(held, s.Now())}
 	}
 	return nil, model.IdempotentResponse{RequestHash: requestHash, Status: int(k.i64("status")), Body: []byte(k.str("body"))}, nil
 }

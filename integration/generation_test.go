@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -713,9 +712,10 @@ func TestGenerationProviderErrorNeverCarriesTheKey(t *testing.T) {
 }
 
 // TestGenerationKeyHoldsWhileTheTurnRuns retries a generation with its Idempotency-Key while
-// the first is still waiting for its provider, later than a plain write's claim holds: the
-// retry is told the first is in progress and calls no provider; once the first answers, a
-// retry answers its result.
+// the first is still waiting for its provider, for many times its lease: the server renews
+// the key's hold and the run's lease, so the retry is told the first is in progress (with
+// a Retry-After within the lease) and calls no provider, and no sweep interrupts the run;
+// once the first answers, a retry answers its result.
 func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -724,12 +724,12 @@ func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 		<-release
 		return 200, nil, openAIText("the slow answer")
 	})
-	store := openStore(t.TempDir())
-	var ahead atomic.Int64 // how far the store's clock runs ahead of the real one
-	store.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(ahead.Load())) }
-	h := newHarnessFull(t, store, "", providersFor(t, `providers:
+	h := newProviderHarness(t, providersFor(t, `providers:
   - {name: openai, kind: openai, baseURL: "`+openai.URL+`/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0}
-`))
+`)...)
+	cfg := h.cfg
+	cfg.RunLease = 600 * time.Millisecond
+	h.wire(cfg)
 	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
 	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "take your time"}}
 	firstDone := make(chan response, 1)
@@ -739,11 +739,15 @@ func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 	// Registered after the provider's server, so run before it closes (which waits for
 	// its handlers).
 	t.Cleanup(open)
-	ahead.Store(int64(model.TurnHold - time.Minute)) // far past a plain write's two minutes
-	h.expectError(h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1"), 409, "conflict", "Idempotency-Key")
+	time.Sleep(5 * cfg.RunLease)
+	busy := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")
+	h.expectError(busy, 409, "conflict", "Idempotency-Key")
+	if got := busy.header.Get("Retry-After"); got != "1" {
+		t.Fatalf("the retry of a turn in flight says Retry-After %q, want 1 (its lease is %v)", got, cfg.RunLease)
+	}
 	open()
 	first := <-firstDone
-	if first.status != 201 {
+	if first.status != 201 || strings.Contains(string(first.body), "interrupted") {
 		t.Fatalf("the first generation: %d %s", first.status, first.body)
 	}
 	again := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")

@@ -59,6 +59,8 @@ type NewRun struct {
 	Tools      []ToolSpec
 	ToolChoice string
 	At         *time.Time
+	// Lease, when set, is the lease of the server that serves the run's first model call.
+	Lease RunLease
 }
 
 // RunEnd finishes a running run.
@@ -251,6 +253,31 @@ type IdempotencyClaim struct {
 	Status int
 	// Answered is set by the store once a transaction that stored the response committed.
 	Answered bool
+	// Turn is what an earlier request with the key recorded of its turn before it was
+	// interrupted (its server died): a retry completes that turn instead of writing it again.
+	Turn *KeyedTurn
+}
+
+// KeyedTurn is the turn a generation request began under its Idempotency-Key: its user
+// message (empty when none) and its runs, in participant order.
+type KeyedTurn struct {
+	UserMessageID string
+	RunIDs        []string
+}
+
+type turnKey struct{}
+
+// WithTurnKey returns ctx carrying the Idempotency-Key claim of a generation request, under
+// which BeginTurn keeps the turn it begins. It is apart from WithIdempotencyClaim: the
+// writes of a turn do not answer the request, its end does.
+func WithTurnKey(ctx context.Context, claim *IdempotencyClaim) context.Context {
+	return context.WithValue(ctx, turnKey{}, claim)
+}
+
+// TurnKeyOf returns the claim WithTurnKey put in ctx, or nil.
+func TurnKeyOf(ctx context.Context) *IdempotencyClaim {
+	c, _ := ctx.Value(turnKey{}).(*IdempotencyClaim)
+	return c
 }
 
 type idempotencyClaimKey struct{}

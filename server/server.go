@@ -38,6 +38,9 @@ type Config struct {
 	Metrics bool
 	// ObserveStep, when set, is told how long each step of a generation took.
 	ObserveStep func(generation.Step, time.Duration)
+	// RunLease is how long a run's lease holds without renewal (model.DefaultRunLease when
+	// zero): a run whose server died is ended as interrupted that long after (DESIGN §6).
+	RunLease time.Duration
 	// PromotionPolicy, when set, is the version an account's tool results are promoted
 	// under (DESIGN §7) in place of the embedded default: New installs it as the store's
 	// Promoter, and the model summariser follows its promotion.summarizer. Until policies
@@ -57,6 +60,10 @@ type Server struct {
 	Summariser *generation.Summariser
 	// Scheduler runs scheduled turns once started; the caller starts and stops it.
 	Scheduler *generation.Scheduler
+	// Leases renews the leases of the runs and turns this process serves and sweeps the
+	// runs whose lease lapsed, once started; the caller starts it, and stops it after the
+	// API and the scheduler. Until started, runs and keys are served without leases.
+	Leases *generation.LeaseKeeper
 	// Metrics are the collectors, nil unless Config.Metrics.
 	Metrics *metrics.Metrics
 }
@@ -79,8 +86,12 @@ func New(cfg Config) *Server {
 	// Results recorded through the API and recall answers of the generation path both go
 	// through this graph, which starts the summariser after each.
 	graph := generation.SummarisingGraph{ExecutionGraph: store, Summariser: s.Summariser}
+	s.Leases = &generation.LeaseKeeper{Graph: store, Term: cfg.RunLease}
+	if cfg.Log != nil {
+		s.Leases.Log = cfg.Log.Named("leases")
+	}
 	s.Turns = &generation.Service{Graph: graph, Calls: store, Assembler: s.Assembler,
-		Providers: providers, Observe: cfg.ObserveStep}
+		Providers: providers, Observe: cfg.ObserveStep, Leases: s.Leases}
 	if cfg.Metrics {
 		s.Metrics = metrics.New(metrics.Sources{
 			Neo4jErrors: store.Neo4jErrors,
@@ -100,7 +111,7 @@ func New(cfg Config) *Server {
 	}
 	s.API = api.New(api.Config{
 		Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
-		Generator: s.Turns, Schedules: s.Scheduler, Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
+		Generator: s.Turns, Schedules: s.Scheduler, Leases: s.Leases, Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
 	})
 	return s
 }
