@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -674,13 +675,22 @@ func TestGenerationConcurrentContinue(t *testing.T) {
 	run := first(h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
 		"userMessage": map[string]any{"content": "go"}, "tools": []any{sheetTool}}), "runs")
 	h.must(201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": 1})
-	statuses := make(chan int, 2)
+	answers := make(chan response, 2)
 	for range 2 {
-		go func() { statuses <- h.call("POST", "/v1/runs/"+str(run, "runId")+"/continue", map[string]any{}).status }()
+		go func() { answers <- h.call("POST", "/v1/runs/"+str(run, "runId")+"/continue", map[string]any{}) }()
 	}
-	a, b := <-statuses, <-statuses
-	if a+b != 200+409 || fake.count() != 2 {
-		t.Fatalf("concurrent continues answered %d and %d after %d provider calls; want 200 and 409 after 2", a, b, fake.count())
+	a, b := <-answers, <-answers
+	if a.status+b.status != 200+409 || fake.count() != 2 {
+		t.Fatalf("concurrent continues answered %d and %d after %d provider calls; want 200 and 409 after 2", a.status, b.status, fake.count())
+	}
+	// The refused one is told to wait for the other's lease, not the 15 minutes a claim
+	// without one held.
+	refused := a
+	if b.status == 409 {
+		refused = b
+	}
+	if wait, err := strconv.Atoi(refused.header.Get("Retry-After")); err != nil || wait < 1 || wait > int(model.DefaultRunLease/time.Second) {
+		t.Fatalf("the refused continue says Retry-After %q, want 1 to %v", refused.header.Get("Retry-After"), model.DefaultRunLease)
 	}
 	if n := cypherCount(t, `MATCH (:Message {role: 'assistant'})-[:GENERATED_BY]->(:ModelRun {id: $r}) RETURN count(*)`, map[string]any{"r": str(run, "runId")}); n != 1 {
 		t.Fatalf("%d answers recorded for the run", n)
