@@ -265,33 +265,32 @@ type KeyedTurn struct {
 	RunIDs        []string
 }
 
-type turnKey struct{}
+// claimKey is where a context carries an Idempotency-Key claim: the claim a write answers,
+// or (turn) the claim a turn is kept under.
+type claimKey struct{ turn bool }
+
+func claimIn(ctx context.Context, k claimKey) *IdempotencyClaim {
+	c, _ := ctx.Value(k).(*IdempotencyClaim)
+	return c
+}
+
+// WithIdempotencyClaim returns ctx carrying claim.
+func WithIdempotencyClaim(ctx context.Context, claim *IdempotencyClaim) context.Context {
+	return context.WithValue(ctx, claimKey{}, claim)
+}
+
+// IdempotencyClaimOf returns the claim ctx carries, or nil.
+func IdempotencyClaimOf(ctx context.Context) *IdempotencyClaim { return claimIn(ctx, claimKey{}) }
 
 // WithTurnKey returns ctx carrying the Idempotency-Key claim of a generation request, under
 // which BeginTurn keeps the turn it begins. It is apart from WithIdempotencyClaim: the
 // writes of a turn do not answer the request, its end does.
 func WithTurnKey(ctx context.Context, claim *IdempotencyClaim) context.Context {
-	return context.WithValue(ctx, turnKey{}, claim)
+	return context.WithValue(ctx, claimKey{turn: true}, claim)
 }
 
 // TurnKeyOf returns the claim WithTurnKey put in ctx, or nil.
-func TurnKeyOf(ctx context.Context) *IdempotencyClaim {
-	c, _ := ctx.Value(turnKey{}).(*IdempotencyClaim)
-	return c
-}
-
-type idempotencyClaimKey struct{}
-
-// WithIdempotencyClaim returns ctx carrying claim.
-func WithIdempotencyClaim(ctx context.Context, claim *IdempotencyClaim) context.Context {
-	return context.WithValue(ctx, idempotencyClaimKey{}, claim)
-}
-
-// IdempotencyClaimOf returns the claim ctx carries, or nil.
-func IdempotencyClaimOf(ctx context.Context) *IdempotencyClaim {
-	c, _ := ctx.Value(idempotencyClaimKey{}).(*IdempotencyClaim)
-	return c
-}
+func TurnKeyOf(ctx context.Context) *IdempotencyClaim { return claimIn(ctx, claimKey{turn: true}) }
 
 // IdempotencyStore keeps the first response of each keyed write.
 type IdempotencyStore interface {
