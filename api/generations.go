@@ -164,9 +164,12 @@ func (s *Server) generate(c echo.Context) error {
 	if req.UserMessage != nil {
 		in.UserMessage = &model.NewUserMessage{Content: req.UserMessage.Content, At: timeOf(req.UserMessage.At)}
 	}
+	// The turn is kept under the request's key as it begins, so that a retry after its
+	// server died completes it (model.WithTurnKey).
+	claim := model.IdempotencyClaimOf(c.Request().Context())
 	return s.runGeneration(c, req.Stream, http.StatusCreated, func(ctx context.Context, o model.CallOptions) (model.Generation, error) {
 		in.Options = o
-		return s.generator.Generate(ctx, accountOf(c), in)
+		return s.generator.Generate(model.WithTurnKey(ctx, claim), accountOf(c), in)
 	}, opts)
 }
 

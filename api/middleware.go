@@ -142,9 +142,22 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		hash := hex.EncodeToString(sum[:])
 		ctx := req.Context()
 
-		claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, accountOf(c), key, hash, claimHold(c.Path()))
+		hold := claimHold(c.Path())
+		// A turn's key holds for a lease its server renews while the turn runs: a retry
+		// after the server died waits seconds, not model.TurnHold.
+		lease := model.RunLease{}
+		if hold > 0 && s.leases != nil {
+			lease = s.leases.Lease()
+		}
+		if lease.For > 0 {
+			hold = lease.For
+		}
+		claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, accountOf(c), key, hash, hold)
 		if err != nil {
 			return err
+		}
+		if claim != nil && lease.For > 0 {
+			defer s.leases.HoldKey(claim)()
 		}
 		if claim == nil {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
@@ -204,8 +217,8 @@ func openAPIPath(path string) string {
 }
 
 // claimHold is how long the Idempotency-Key of a request to route holds against a retry
-// while the request runs: a turn's, as long as its model calls may take (model.TurnHold);
-// any other write's, the store's default (0).
+// while the request runs: a turn's, as long as its model calls may take (model.TurnHold)
+// unless its server renews it under a lease; any other write's, the store's default (0).
 func claimHold(route string) time.Duration {
 	switch route {
 	case "/v1/generations", "/v1/runs/:id/continue", "/v1/discussions", "/v1/runs/:id/subagents", "/v1/runs/:id/resume":

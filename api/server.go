@@ -48,6 +48,9 @@ type Config struct {
 	Policies policy.Library
 	// Providers describes the configured providers (GET /v1/providers).
 	Providers []model.ProviderInfo
+	// Leases, when set, renews the Idempotency-Key claims of turns while they run, which
+	// then hold for a lease rather than model.TurnHold (DESIGN §6).
+	Leases model.LeaseHolder
 	// Metrics are served at GET /metrics and told of every request; without them /metrics
 	// serves the Go runtime's and the process's only.
 	Metrics *metrics.Metrics
@@ -70,6 +73,7 @@ type Server struct {
 	// policyLibrary keeps the policy versions; providerInfo describes the providers.
 	policyLibrary policy.Library
 	providerInfo  []model.ProviderInfo
+	leases        model.LeaseHolder
 	metrics       *metrics.Metrics
 	keys          map[string]string
 	log           *zap.Logger
@@ -82,7 +86,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
 		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
-		schedules: cfg.Schedules, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
+		schedules: cfg.Schedules, leases: cfg.Leases, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
 		policyLibrary: cfg.Policies, providerInfo: cfg.Providers,
 	}
 	if s.log == nil {

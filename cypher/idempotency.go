@@ -66,7 +66,11 @@ func idempotencyID(accountID, key string) string {
 // ClaimIdempotencyKey reserves key for a request, or returns the response stored under it.
 // MERGE on the uniquely constrained id serialises concurrent claims of one key.
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, requestHash string, hold time.Duration) (*model.IdempotencyClaim, model.IdempotentResponse, error) {
-	if hold <= 0 {
+	// A plain write's claim is held for DefaultClaimHold, far longer than the write runs: a
+	// retry is told to come back in a second. A claim held for a chosen time (a turn's,
+	// renewed under a lease) is told when that hold lapses.
+	chosen := hold > 0
+	if !chosen {
 		hold = DefaultClaimHold
 	}
 	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim"), Hold: hold}
@@ -84,6 +88,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 	k := row.K
 	switch {
 	case k.str("claim") == claim.Claim && k.str("state") == "pending":
+		if runs := k.strs("runIds"); len(runs) > 0 {
+			// Taken over from a generation whose server died after it began its turn.
+			claim.Turn = &model.KeyedTurn{UserMessageID: k.str("userMessageId"), RunIDs: runs}
+		}
 		return claim, model.IdempotentResponse{}, nil
 	case k.str("requestHash") != requestHash:
 		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
@@ -92,8 +100,12 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindNotFound, Field: "Idempotency-Key",
 			Message: "what the first request with this Idempotency-Key wrote has been deleted"}
 	case k.str("state") != "done":
+		wait := 1
+		if held := k.time("staleAt"); chosen && !held.IsZero() {
+			wait = retryAfter(held, s.Now())
+		}
 		return nil, model.IdempotentResponse{}, &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
-			Message: "a request with this Idempotency-Key is still in progress; retry later", RetryAfter: 1}
+			Message: "a request with this Idempotency-Key is still in progress; retry later", RetryAfter: wait}
 	}
 	return nil, model.IdempotentResponse{RequestHash: requestHash, Status: int(k.i64("status")), Body: []byte(k.str("body"))}, nil
 }

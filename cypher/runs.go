@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -38,6 +39,8 @@ type startRunParams struct {
 	ParentRunID      string    `param:"parentRunId,null"`
 	Tools            string    `param:"tools,null"`
 	ToolChoice       string    `param:"toolChoice,null"`
+	LeaseUntil       time.Time `param:"leaseUntil,null"`
+	LeaseHolder      string    `param:"leaseHolder,null"`
 	CreatedAt        time.Time `param:"createdAt"`
 	RecordedAt       time.Time `param:"recordedAt"`
 }
@@ -73,6 +76,7 @@ type modelCallParams struct {
 	ErrorMessage   *string   `param:"errorMessage"`
 	ProviderStatus int64     `param:"providerStatus,null"`
 	Reoffer        bool      `param:"reoffer"`
+	KeepLease      bool      `param:"keepLease"`
 	Tools          string    `param:"tools,null"`
 	ToolChoice     string    `param:"toolChoice,null"`
 }
@@ -89,6 +93,8 @@ type claimStepParams struct {
 	Claim       string    `param:"claim"`
 	Now         time.Time `param:"now"`
 	StaleBefore time.Time `param:"staleBefore"`
+	LeaseUntil  time.Time `param:"leaseUntil,null"`
+	LeaseHolder string    `param:"leaseHolder,null"`
 }
 
 type releaseStepParams struct {
@@ -140,11 +146,12 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 	if err != nil {
 		return model.Run{}, err
 	}
+	leaseUntil, holder := t.store.leaseEnd(in.Lease)
 	row, found, err := startRunQuery.one(t, startRunParams{
 		ID: newID("run"), AccountID: accountID, BranchID: in.BranchID, ParticipantID: in.ParticipantID,
 		RuntimeKind: in.RuntimeKind, Provider: in.Provider, Model: in.Model,
 		TriggerMessageID: in.TriggerMessageID, ParentRunID: in.ParentRunID, Tools: tools, ToolChoice: in.ToolChoice,
-		CreatedAt: createdAt, RecordedAt: recordedAt,
+		LeaseUntil: leaseUntil, LeaseHolder: holder, CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
 	if err != nil {
 		return model.Run{}, err
@@ -199,7 +206,8 @@ func (s *Store) RecordModelCall(ctx context.Context, accountID string, in model.
 }
 
 // BeginTurn writes the start of a turn in one transaction: the user message, when there is
-// one, and the runs it triggers.
+// one, and the runs it triggers; and, when ctx carries a generation's Idempotency-Key claim
+// (model.WithTurnKey), the turn's ids under the key.
 func (s *Store) BeginTurn(ctx context.Context, accountID string, msg *model.NewMessage, runs []model.NewRun) (model.Message, []model.Run, error) {
 	type begun struct {
 		msg  model.Message
@@ -223,6 +231,15 @@ func (s *Store) BeginTurn(ctx context.Context, accountID string, msg *model.NewM
 				return begun{}, err
 			}
 			out.runs = append(out.runs, r)
+		}
+		if claim := model.TurnKeyOf(ctx); claim != nil {
+			turn := model.KeyedTurn{UserMessageID: out.msg.ID}
+			for _, r := range out.runs {
+				turn.RunIDs = append(turn.RunIDs, r.ID)
+			}
+			if err := t.recordKeyedTurn(claim, turn); err != nil {
+				return begun{}, err
+			}
 		}
 		return out, nil
 	})
@@ -258,6 +275,7 @@ func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.
 	if in.Error != nil {
 		params.ErrorCode, params.ErrorMessage, params.ProviderStatus = &in.Error.Code, &in.Error.Message, int64(in.Error.Status)
 	}
+	params.KeepLease = in.KeepLease
 	if in.Offer != nil {
 		tools, err := toolsText(in.Offer.Tools)
 		if err != nil {
@@ -286,7 +304,7 @@ func runOf(p props) model.Run {
 		ParentRunID: p.str("parentRunId"), StartedAt: p.time("startedAt"), EndedAt: p.timePtr("endedAt"),
 		RecordedAt: p.time("recordedAt"),
 		ResponseID: p.str("responseId"), ResponseModel: p.str("responseModel"), FinishReason: p.str("finishReason"),
-		LatencyMs: deref(p.float("latencyMs")), ModelCalls: p.i64("modelCalls"), LastAssembly: p.str("lastAssemblyId"), PolicyVersion: p.str("policyVersion"),
+		LatencyMs: deref(p.float("latencyMs")), ModelCalls: p.i64("modelCalls"), Interruptions: p.i64("interruptions"), LastAssembly: p.str("lastAssemblyId"), PolicyVersion: p.str("policyVersion"),
 		Tools: p.tools("tools"), ToolChoice: p.str("toolChoice"),
 	}
 	if r.ModelCalls > 0 {
@@ -359,12 +377,16 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 	})
 }
 
-// ClaimRunStep claims a running run for one model call and returns it as claimed;
-// KindConflict when the run has ended or another call holds a claim newer than staleBefore.
-func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) (model.Run, error) {
+// ClaimRunStep claims a running run, or reopens an interrupted one, for one model call
+// under lease, and returns it as claimed; KindConflict when the run has otherwise ended or
+// another call holds it: a live lease, or a claim without one newer than model.TurnHold.
+func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, lease model.RunLease) (model.Run, error) {
 	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
+		now := s.Now().UTC()
+		leaseUntil, holder := s.leaseEnd(lease)
 		row, found, err := claimRunStep.one(t, claimStepParams{
-			AccountID: accountID, RunID: runID, Claim: claim, Now: s.Now().UTC(), StaleBefore: staleBefore.UTC(),
+			AccountID: accountID, RunID: runID, Claim: claim, Now: now, StaleBefore: now.Add(-model.TurnHold),
+			LeaseUntil: leaseUntil, LeaseHolder: holder,
 		})
 		switch {
 		case err != nil:
@@ -377,7 +399,12 @@ func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string
 			if run.Status != model.RunStatusRunning {
 				return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", runID, run.Status)
 			}
-			return model.Run{}, model.Conflict("run %q is already calling its model: wait for that call to end", runID)
+			held := row.R.time("leaseUntil")
+			if held.IsZero() {
+				held = row.R.time("stepClaimedAt").Add(model.TurnHold)
+			}
+			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, now),
+				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", runID)}
 		}
 		return run, nil
 	})

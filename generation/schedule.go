@@ -2,11 +2,7 @@ package generation
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -193,10 +189,7 @@ func (s *Scheduler) Start() {
 	if s.Log == nil {
 		s.Log = zap.NewNop()
 	}
-	host, _ := os.Hostname()
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	s.name = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(suffix))
+	s.name = processName()
 	s.wake = make(chan struct{}, 1)
 	s.loopDone = make(chan struct{})
 	s.runCtx, s.cancelRuns = context.WithCancel(context.Background())

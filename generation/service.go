@@ -5,6 +5,7 @@
 package generation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,6 +44,30 @@ type Service struct {
 	// ProviderCalls, when set, is told of each provider call: a metric of provider latency,
 	// errors and token usage.
 	ProviderCalls ProviderObserver
+	// Leases, when set, holds a lease on each run while this process serves its model call,
+	// so that a run whose server died is ended as interrupted (DESIGN §6).
+	Leases model.LeaseHolder
+}
+
+// lease is what a run this service serves is leased with: none without Leases.
+func (s *Service) lease() model.RunLease {
+	if s.Leases == nil {
+		return model.RunLease{}
+	}
+	return s.Leases.Lease()
+}
+
+// holdRun renews the lease on run runID until release.
+func (s *Service) holdRun(runID string) (release func()) {
+	if s.Leases == nil {
+		return func() {}
+	}
+	return s.Leases.HoldRun(runID)
+}
+
+// interrupted says whether run ended because its server died mid-call: it may continue.
+func interrupted(run model.Run) bool {
+	return run.Status == model.RunFailed && run.Error != nil && run.Error.Code == model.Interrupted
 }
 
 // ProviderObserver is told of each provider call, with its error when it failed; it runs
@@ -113,10 +138,15 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 		msg = &model.NewMessage{BranchID: req.BranchID, Role: "user", Content: req.UserMessage.Content,
 			ParentMessageIDs: req.ParentMessageIDs, At: req.UserMessage.At}
 	}
+	sr := stepRequest{policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget, exactArtifactIDs: req.ExactArtifactIDs, options: req.Options}
+	if key := model.TurnKeyOf(ctx); key != nil && key.Turn != nil {
+		return s.completeTurn(ctx, accountID, *key.Turn, calls, sr)
+	}
 	starts := make([]model.NewRun, len(calls))
 	for i, pc := range calls {
 		starts[i] = model.NewRun{BranchID: req.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: kind,
-			Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Options.Tools), ToolChoice: req.Options.ToolChoice}
+			Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Options.Tools), ToolChoice: req.Options.ToolChoice,
+			Lease: s.lease()}
 	}
 	start = s.timed(StepResolve, start)
 	user, runs, err := s.Calls.BeginTurn(ctx, accountID, msg, starts)
@@ -125,16 +155,75 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 	}
 	s.timed(StepBeginTurn, start)
 	out.UserMessageID = user.ID
+	sr.replyTo = user.ID
 	var wg sync.WaitGroup
 	errs := make([]error, len(calls))
 	for i, pc := range calls {
 		wg.Add(1)
+		release := s.holdRun(runs[i].ID)
 		go func() {
 			defer wg.Done()
-			out.Runs[i], errs[i] = s.step(ctx, accountID, runs[i], pc, stepRequest{
-				policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget, exactArtifactIDs: req.ExactArtifactIDs,
-				replyTo: user.ID, options: req.Options,
-			})
+			defer release()
+			out.Runs[i], errs[i] = s.step(ctx, accountID, runs[i], pc, sr)
+		}()
+	}
+	wg.Wait()
+	return out, answer(out, errs)
+}
+
+// completeTurn completes a turn that an earlier request with the same Idempotency-Key began
+// before its server died (DESIGN §6): its user message is reused, not written again; each
+// of its runs that was interrupted, or whose lease lapsed before a sweep ended it, calls its
+// model again (as a continue would, replying to that message); a run that got past its
+// model call answers as recorded.
+func (s *Service) completeTurn(ctx context.Context, accountID string, turn model.KeyedTurn, calls []participantCall, sr stepRequest) (model.Generation, error) {
+	if len(turn.RunIDs) != len(calls) {
+		return model.Generation{}, model.Internal("the turn kept under the Idempotency-Key does not match its request", nil)
+	}
+	out := model.Generation{UserMessageID: turn.UserMessageID, Runs: make([]model.RunResult, len(calls))}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, id := range turn.RunIDs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run, err := s.Graph.Run(ctx, accountID, id)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			res := model.RunResult{RunID: run.ID, ParticipantID: run.ParticipantID, Provider: run.Provider, Model: run.Model,
+				FinishReason: run.FinishReason, Error: run.Error}
+			if run.Usage != nil {
+				res.Usage = *run.Usage
+			}
+			switch {
+			case run.Status == model.RunStatusRunning && run.ModelCalls > 0:
+				res.Status = model.RunAwaitingTools
+				requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
+				errs[i] = err
+				for _, c := range requested {
+					if len(c.ArtifactIDs) == 0 {
+						res.ToolCalls = append(res.ToolCalls, model.RequestedToolCall{ID: c.ID, CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments})
+					}
+				}
+			case run.Status == model.RunStatusRunning || interrupted(run):
+				// Tools and tool choice are the run's: the request that began it offered them.
+				again := sr
+				again.options.Tools, again.options.ToolChoice, again.options.ToolsNamed = nil, "", false
+				gen, err := s.callAgain(ctx, accountID, run, run.RuntimeKind, again, nil)
+				if len(gen.Runs) > 0 {
+					res = gen.Runs[0]
+				}
+				errs[i] = err
+				var pe *model.ProviderError
+				if errors.As(err, &pe) {
+					errs[i] = nil // the run's failure is in its result, as in a first try
+				}
+			default:
+				res.Status = run.Status
+			}
+			out.Runs[i] = res
 		}()
 	}
 	wg.Wait()
@@ -143,11 +232,13 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 
 // Continue calls the model again for a run whose calls all have results.
 func (s *Service) Continue(ctx context.Context, accountID string, req model.ContinueRequest) (model.Generation, error) {
-	run, err := s.runningRun(ctx, accountID, req.RunID, "continue")
+	run, err := s.callableRun(ctx, accountID, req.RunID, "continue")
 	if err != nil {
 		return model.Generation{}, err
 	}
-	if run.ModelCalls == 0 {
+	// A run interrupted in its first model call has none recorded, yet the generation path
+	// started it.
+	if run.ModelCalls == 0 && run.Interruptions == 0 && !interrupted(run) {
 		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
 	}
 	return s.callAgain(ctx, accountID, run, run.RuntimeKind, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, func() error {
@@ -169,16 +260,17 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	})
 }
 
-// callAgain makes another model call of a running run, assembled as kind: it claims the
-// run's step (so that two callers never call its model at once), runs check, if any,
-// under the claim, and steps with the tools the run offers (reoffer), replying to the
-// run's trigger message.
+// callAgain makes another model call of a running or interrupted run, assembled as kind: it
+// claims the run's step under this process's lease (so that two callers never call its
+// model at once; an interrupted run is reopened), runs check, if any, under the claim, and
+// steps with the tools the run offers (reoffer), replying to the run's trigger message.
 func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind string, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
-	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, time.Now().Add(-model.TurnHold))
+	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, s.lease())
 	if err != nil {
 		return model.Generation{}, err
 	}
+	defer s.holdRun(run.ID)()
 	recorded := false
 	defer func() {
 		// The model call's record released the claim; a refused or failed call frees the
@@ -209,7 +301,8 @@ func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run
 		calls[0].model = run.Model
 	}
 	run.RuntimeKind = kind
-	sr.replyTo, sr.policyVersion = run.TriggerMessageID, run.PolicyVersion
+	// A run interrupted in its first call has recorded no policy version: the request's.
+	sr.replyTo, sr.policyVersion = run.TriggerMessageID, cmp.Or(run.PolicyVersion, sr.policyVersion)
 	res, err := s.step(ctx, accountID, run, calls[0], sr)
 	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
@@ -275,13 +368,15 @@ func (s *Service) Discuss(ctx context.Context, accountID string, req model.Discu
 			}
 			start := time.Now()
 			_, runs, err := s.Calls.BeginTurn(ctx, accountID, nil, []model.NewRun{{BranchID: req.BranchID, ParticipantID: pc.participant.ID,
-				RuntimeKind: "discussion", Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last}})
+				RuntimeKind: "discussion", Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last, Lease: s.lease()}})
 			if err != nil {
 				return out, err
 			}
 			s.timed(StepBeginTurn, start)
+			release := s.holdRun(runs[0].ID)
 			res, err := s.step(ctx, accountID, runs[0], pc, stepRequest{policyVersion: req.PolicyVersion, tokenBudget: req.TokenBudget,
 				replyTo: last, options: req.Options})
+			release()
 			out.Runs = append(out.Runs, res)
 			if err != nil {
 				return out, err
@@ -336,14 +431,21 @@ func (s *Service) Subagents(ctx context.Context, accountID string, req model.Sub
 		Step     string       `json:"step"`
 		Children []childState `json:"children"`
 	}{Step: "waiting_for_subagents"}
+	releases := make([]func(), 0, len(calls))
+	defer func() {
+		for _, release := range releases {
+			release()
+		}
+	}()
 	for i, pc := range calls {
 		task, started, err := s.Calls.BeginTurn(ctx, accountID,
 			&model.NewMessage{BranchID: parent.BranchID, Role: "user", Content: req.Children[i].Task, ParticipantID: pc.participant.ID, Visibility: "participant"},
 			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: "subagent", ParentRunID: parent.ID,
-				Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Children[i].Tools)}})
+				Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Children[i].Tools), Lease: s.lease()}})
 		if err != nil {
 			return out, err
 		}
+		releases = append(releases, s.holdRun(started[0].ID))
 		tasks[i], runs[i] = task, started[0]
 		state.Children = append(state.Children, childState{started[0].ID, pc.participant.ID, pc.participant.Name})
 	}
@@ -375,7 +477,7 @@ func (s *Service) Subagents(ctx context.Context, accountID string, req model.Sub
 // starts from the parent's latest checkpoint with its children's promoted reports, file
 // references and failure state (DESIGN §3), never a child's raw workspace.
 func (s *Service) Resume(ctx context.Context, accountID string, req model.ResumeRequest) (model.Generation, error) {
-	parent, err := s.runningRun(ctx, accountID, req.RunID, "resume")
+	parent, err := s.callableRun(ctx, accountID, req.RunID, "resume")
 	if err != nil {
 		return model.Generation{}, err
 	}
@@ -401,11 +503,23 @@ func (s *Service) Resume(ctx context.Context, accountID string, req model.Resume
 
 // runningRun reads a run that is to make a model call, KindConflict when it has ended.
 func (s *Service) runningRun(ctx context.Context, accountID, runID, what string) (model.Run, error) {
+	return s.runTo(ctx, accountID, runID, what, false)
+}
+
+// callableRun reads a run that is to call its model again (continue, resume): running, or
+// interrupted; KindConflict when it has otherwise ended.
+func (s *Service) callableRun(ctx context.Context, accountID, runID, what string) (model.Run, error) {
+	return s.runTo(ctx, accountID, runID, what, true)
+}
+
+// runTo reads a run that is to make a model call: running, or interrupted when
+// orInterrupted; KindConflict when it has otherwise ended.
+func (s *Service) runTo(ctx context.Context, accountID, runID, what string, orInterrupted bool) (model.Run, error) {
 	run, err := s.Graph.Run(ctx, accountID, runID)
 	if err != nil {
 		return model.Run{}, err
 	}
-	if run.Status != model.RunStatusRunning {
+	if run.Status != model.RunStatusRunning && !(orInterrupted && interrupted(run)) {
 		return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot %s", run.ID, run.Status, what)
 	}
 	return run, nil
@@ -614,11 +728,13 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 				return res, false, err
 			}
 		}
+		// A step whose model asked for nothing but recalls calls it again under the lease.
+		rec.KeepLease = len(res.ToolCalls) == 0 && offered
 		if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
 			return res, false, err
 		}
 		s.timed(StepFinish, start)
-		if len(res.ToolCalls) == 0 && offered {
+		if rec.KeepLease {
 			return res, true, nil
 		}
 		res.Status = model.RunAwaitingTools

@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -675,13 +675,22 @@ func TestGenerationConcurrentContinue(t *testing.T) {
 	run := first(h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
 		"userMessage": map[string]any{"content": "go"}, "tools": []any{sheetTool}}), "runs")
 	h.must(201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": 1})
-	statuses := make(chan int, 2)
+	answers := make(chan response, 2)
 	for range 2 {
-		go func() { statuses <- h.call("POST", "/v1/runs/"+str(run, "runId")+"/continue", map[string]any{}).status }()
+		go func() { answers <- h.call("POST", "/v1/runs/"+str(run, "runId")+"/continue", map[string]any{}) }()
 	}
-	a, b := <-statuses, <-statuses
-	if a+b != 200+409 || fake.count() != 2 {
-		t.Fatalf("concurrent continues answered %d and %d after %d provider calls; want 200 and 409 after 2", a, b, fake.count())
+	a, b := <-answers, <-answers
+	if a.status+b.status != 200+409 || fake.count() != 2 {
+		t.Fatalf("concurrent continues answered %d and %d after %d provider calls; want 200 and 409 after 2", a.status, b.status, fake.count())
+	}
+	// The refused one is told to wait for the other's lease, not the 15 minutes a claim
+	// without one held.
+	refused := a
+	if b.status == 409 {
+		refused = b
+	}
+	if wait, err := strconv.Atoi(refused.header.Get("Retry-After")); err != nil || wait < 1 || wait > int(model.DefaultRunLease/time.Second) {
+		t.Fatalf("the refused continue says Retry-After %q, want 1 to %v", refused.header.Get("Retry-After"), model.DefaultRunLease)
 	}
 	if n := cypherCount(t, `MATCH (:Message {role: 'assistant'})-[:GENERATED_BY]->(:ModelRun {id: $r}) RETURN count(*)`, map[string]any{"r": str(run, "runId")}); n != 1 {
 		t.Fatalf("%d answers recorded for the run", n)
@@ -713,9 +722,10 @@ func TestGenerationProviderErrorNeverCarriesTheKey(t *testing.T) {
 }
 
 // TestGenerationKeyHoldsWhileTheTurnRuns retries a generation with its Idempotency-Key while
-// the first is still waiting for its provider, later than a plain write's claim holds: the
-// retry is told the first is in progress and calls no provider; once the first answers, a
-// retry answers its result.
+// the first is still waiting for its provider, for many times its lease: the server renews
+// the key's hold and the run's lease, so the retry is told the first is in progress (with
+// a Retry-After within the lease) and calls no provider, and no sweep interrupts the run;
+// once the first answers, a retry answers its result.
 func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -724,12 +734,12 @@ func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 		<-release
 		return 200, nil, openAIText("the slow answer")
 	})
-	store := openStore(t.TempDir())
-	var ahead atomic.Int64 // how far the store's clock runs ahead of the real one
-	store.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(ahead.Load())) }
-	h := newHarnessFull(t, store, "", providersFor(t, `providers:
+	h := newProviderHarness(t, providersFor(t, `providers:
   - {name: openai, kind: openai, baseURL: "`+openai.URL+`/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0}
-`))
+`)...)
+	cfg := h.cfg
+	cfg.RunLease = 600 * time.Millisecond
+	h.wire(cfg)
 	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
 	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "take your time"}}
 	firstDone := make(chan response, 1)
@@ -739,11 +749,15 @@ func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 	// Registered after the provider's server, so run before it closes (which waits for
 	// its handlers).
 	t.Cleanup(open)
-	ahead.Store(int64(model.TurnHold - time.Minute)) // far past a plain write's two minutes
-	h.expectError(h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1"), 409, "conflict", "Idempotency-Key")
+	time.Sleep(5 * cfg.RunLease)
+	busy := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")
+	h.expectError(busy, 409, "conflict", "Idempotency-Key")
+	if got := busy.header.Get("Retry-After"); got != "1" {
+		t.Fatalf("the retry of a turn in flight says Retry-After %q, want 1 (its lease is %v)", got, cfg.RunLease)
+	}
 	open()
 	first := <-firstDone
-	if first.status != 201 {
+	if first.status != 201 || strings.Contains(string(first.body), "interrupted") {
 		t.Fatalf("the first generation: %d %s", first.status, first.body)
 	}
 	again := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-1")

@@ -42,7 +42,7 @@ func TestSchemaMigrationsAreAppliedAndIdempotent(t *testing.T) {
 	}
 	for _, want := range []string{"message_branch_seq", "tool_call_branch_seq", "tool_artifact_branch_seq",
 		"tool_memory_branch_seq", "conversation_account", "tool_call_retry_of", "tool_artifact_result_ref", "tool_call_run_call",
-		"tool_call_arguments_ref"} {
+		"tool_call_arguments_ref", "model_run_lease"} {
 		if !contains(indexes, want) {
 			t.Errorf("SHOW INDEXES lacks an online %s; got %v", want, indexes)
 		}

@@ -170,9 +170,12 @@ func newHarnessFull(t *testing.T, store *cypher.Store, maxBody string, providers
 	return h
 }
 
-// wire builds the harness's server from cfg, replacing the one it had.
+// wire builds the harness's server from cfg, replacing the one it had. Its leases are kept
+// as cmd/ctxgraph keeps them, until the test ends.
 func (h *harness) wire(cfg server.Config) {
 	srv := server.New(cfg)
+	srv.Leases.Start()
+	h.t.Cleanup(srv.Leases.Stop)
 	h.srv, h.asm, h.turns, h.summariser, h.cfg = srv.API, srv.Assembler, srv.Turns, srv.Summariser, cfg
 }
 

@@ -25,6 +25,9 @@ import (
 type serverProcess struct {
 	base string
 	log  string
+	// kill ends the process as a crash does (SIGKILL): no shutdown, no record of what it
+	// was doing; it returns once the process has exited.
+	kill func()
 }
 
 // buildServer builds cmd/ctxgraph once per test.
@@ -87,7 +90,10 @@ func (h *harness) startServerIn(dir, bin string, env ...string) serverProcess {
 			h.t.Logf("server %s log:\n%s", addr, out)
 		}
 	})
-	p := serverProcess{base: "http://" + addr, log: logFile}
+	p := serverProcess{base: "http://" + addr, log: logFile, kill: func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		var ready client.Response
@@ -108,11 +114,16 @@ func (h *harness) startServerIn(dir, bin string, env ...string) serverProcess {
 	}
 }
 
-// send makes a request of a server process as the harness's account.
-func (h *harness) send(p serverProcess, want int, method, path string, body any) map[string]any {
+// send makes a request of a server process as the harness's account, with headers as
+// name, value pairs.
+func (h *harness) send(p serverProcess, want int, method, path string, body any, headers ...string) map[string]any {
 	h.t.Helper()
 	var resp client.Response
-	err := client.New(p.base, h.key).Do(h.t.Context(), method, path, body, &resp)
+	c := client.New(p.base, h.key)
+	for i := 0; i+1 < len(headers); i += 2 {
+		c = c.WithHeader(headers[i], headers[i+1])
+	}
+	err := c.Do(h.t.Context(), method, path, body, &resp)
 	if refused := (*client.Error)(nil); err != nil && !errors.As(err, &refused) {
 		h.t.Fatal(err)
 	}

@@ -11,6 +11,46 @@ import (
 // against a second caller before they count as abandoned.
 const TurnHold = 15 * time.Minute
 
+// DefaultRunLease is how long a run's lease holds unless renewed (CTXGRAPH_RUN_LEASE): the
+// server serving a run's model call renews it every third of that, so a run whose lease
+// lapsed has lost its server, and any server ends it as interrupted.
+const DefaultRunLease = 15 * time.Second
+
+// Interrupted is the error code of a run whose lease lapsed: its server died mid-call. Such
+// a run can continue (its model is called again) and a retried generation with the same
+// Idempotency-Key completes it.
+const Interrupted = "interrupted"
+
+// RunLease is what a server writes on a run whose model call it serves: who holds the run
+// and for how long without renewal. The zero RunLease sets none (the run is not served by
+// a process that renews leases: a run the client drives, a summariser's run).
+type RunLease struct {
+	Holder string
+	For    time.Duration
+}
+
+// LeaseGraph keeps the leases of the runs and generation keys a server holds (DESIGN §6).
+type LeaseGraph interface {
+	// RenewLeases extends by lease the leases holder holds on runIDs (runs still running)
+	// and the holds of keys (generation requests' Idempotency-Key claims still pending).
+	RenewLeases(ctx context.Context, lease RunLease, runIDs []string, keys []*IdempotencyClaim) error
+	// EndLapsedRuns ends as failed, interrupted, up to limit running runs whose lease
+	// lapsed, releasing their step claims, and returns their ids. A run is ended once
+	// however many servers sweep at once.
+	EndLapsedRuns(ctx context.Context, limit int) ([]string, error)
+}
+
+// LeaseHolder holds leases for the requests of one server process: it renews what it
+// holds until released.
+type LeaseHolder interface {
+	// Lease is what this process writes on a run it serves.
+	Lease() RunLease
+	// HoldRun renews the lease on run runID until release is called.
+	HoldRun(runID string) (release func())
+	// HoldKey renews claim's hold on its Idempotency-Key until release is called.
+	HoldKey(claim *IdempotencyClaim) (release func())
+}
+
 // Run statuses a generation answers with (DESIGN §6). A run awaiting tools is running in
 // the graph: it has requested calls without results.
 const (
@@ -307,6 +347,9 @@ type ModelCallRecord struct {
 	// Offer, when set, replaces the tools and tool choice recorded on the run: the request
 	// named others, which the run's later calls reuse.
 	Offer *ToolOffer
+	// KeepLease keeps the run's lease: another model call of the same step follows (the
+	// model asked for nothing but recalls).
+	KeepLease bool
 }
 
 // GenerationGraph is what the generation path reads and writes beyond ExecutionGraph.
@@ -321,14 +364,18 @@ type GenerationGraph interface {
 	// run's step claim; KindConflict when the run has already ended.
 	RecordModelCall(ctx context.Context, accountID string, in ModelCallRecord) (Run, error)
 	// ClaimRunStep claims a running run for one model call, so that two continuations never
-	// call its model at once, and returns the run as claimed (the tools it offers are read
-	// under the claim); KindConflict when it has ended or another call holds it (a claim
-	// older than staleBefore is taken over).
-	ClaimRunStep(ctx context.Context, accountID, runID, claim string, staleBefore time.Time) (Run, error)
+	// call its model at once, writes lease on it and returns the run as claimed (the tools
+	// it offers are read under the claim). A run interrupted (its server died) is reopened:
+	// running again, its error and end removed. A claim whose lease lapsed is taken over.
+	// KindConflict when the run has otherwise ended or another call holds it (with
+	// RetryAfter the seconds until that call's lease lapses).
+	ClaimRunStep(ctx context.Context, accountID, runID, claim string, lease RunLease) (Run, error)
 	// ReleaseRunStep releases a claim that no model call followed.
 	ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error
 	// BeginTurn writes a turn's user message (when msg is set; each run is then
-	// TRIGGERED_BY it) and its runs in one transaction.
+	// TRIGGERED_BY it) and its runs in one transaction. When ctx carries a generation's
+	// Idempotency-Key claim (WithTurnKey), the message's and the runs' ids are kept under
+	// the key in the same transaction, so that a retry finds the turn (KeyedTurn).
 	BeginTurn(ctx context.Context, accountID string, msg *NewMessage, runs []NewRun) (Message, []Run, error)
 	// FinishTurn writes a completed call's assistant message and RecordModelCall in one
 	// transaction.

@@ -59,6 +59,8 @@ type NewRun struct {
 	Tools      []ToolSpec
 	ToolChoice string
 	At         *time.Time
+	// Lease, when set, is the lease of the server that serves the run's first model call.
+	Lease RunLease
 }
 
 // RunEnd finishes a running run.
@@ -251,20 +253,44 @@ type IdempotencyClaim struct {
 	Status int
 	// Answered is set by the store once a transaction that stored the response committed.
 	Answered bool
+	// Turn is what an earlier request with the key recorded of its turn before it was
+	// interrupted (its server died): a retry completes that turn instead of writing it again.
+	Turn *KeyedTurn
 }
 
-type idempotencyClaimKey struct{}
+// KeyedTurn is the turn a generation request began under its Idempotency-Key: its user
+// message (empty when none) and its runs, in participant order.
+type KeyedTurn struct {
+	UserMessageID string
+	RunIDs        []string
+}
+
+// claimKey is where a context carries an Idempotency-Key claim: the claim a write answers,
+// or (turn) the claim a turn is kept under.
+type claimKey struct{ turn bool }
+
+func claimIn(ctx context.Context, k claimKey) *IdempotencyClaim {
+	c, _ := ctx.Value(k).(*IdempotencyClaim)
+	return c
+}
 
 // WithIdempotencyClaim returns ctx carrying claim.
 func WithIdempotencyClaim(ctx context.Context, claim *IdempotencyClaim) context.Context {
-	return context.WithValue(ctx, idempotencyClaimKey{}, claim)
+	return context.WithValue(ctx, claimKey{}, claim)
 }
 
 // IdempotencyClaimOf returns the claim ctx carries, or nil.
-func IdempotencyClaimOf(ctx context.Context) *IdempotencyClaim {
-	c, _ := ctx.Value(idempotencyClaimKey{}).(*IdempotencyClaim)
-	return c
+func IdempotencyClaimOf(ctx context.Context) *IdempotencyClaim { return claimIn(ctx, claimKey{}) }
+
+// WithTurnKey returns ctx carrying the Idempotency-Key claim of a generation request, under
+// which BeginTurn keeps the turn it begins. It is apart from WithIdempotencyClaim: the
+// writes of a turn do not answer the request, its end does.
+func WithTurnKey(ctx context.Context, claim *IdempotencyClaim) context.Context {
+	return context.WithValue(ctx, claimKey{turn: true}, claim)
 }
+
+// TurnKeyOf returns the claim WithTurnKey put in ctx, or nil.
+func TurnKeyOf(ctx context.Context) *IdempotencyClaim { return claimIn(ctx, claimKey{turn: true}) }
 
 // IdempotencyStore keeps the first response of each keyed write.
 type IdempotencyStore interface {

@@ -41,6 +41,9 @@ type Config struct {
 	Metrics bool
 	// ObserveStep, when set, is told how long each step of a generation took.
 	ObserveStep func(generation.Step, time.Duration)
+	// RunLease is how long a run's lease holds without renewal (model.DefaultRunLease when
+	// zero): a run whose server died is ended as interrupted that long after (DESIGN §6).
+	RunLease time.Duration
 }
 
 // Server is the wired server: the HTTP API and the services behind it.
@@ -54,6 +57,10 @@ type Server struct {
 	Summariser *generation.Summariser
 	// Scheduler runs scheduled turns once started; the caller starts and stops it.
 	Scheduler *generation.Scheduler
+	// Leases renews the leases of the runs and turns this process serves and sweeps the
+	// runs whose lease lapsed, once started; the caller starts it, and stops it after the
+	// API and the scheduler. Until started, runs and keys are served without leases.
+	Leases *generation.LeaseKeeper
 	// Metrics are the collectors, nil unless Config.Metrics.
 	Metrics *metrics.Metrics
 	// Policies resolves and keeps the accounts' policy versions: the embedded ones with
@@ -85,8 +92,12 @@ func New(cfg Config) *Server {
 	// Results recorded through the API and recall answers of the generation path both go
 	// through this graph, which starts the summariser after each.
 	graph := generation.SummarisingGraph{ExecutionGraph: store, Summariser: s.Summariser}
+	s.Leases = &generation.LeaseKeeper{Graph: store, Term: cfg.RunLease}
+	if cfg.Log != nil {
+		s.Leases.Log = cfg.Log.Named("leases")
+	}
 	s.Turns = &generation.Service{Graph: graph, Calls: store, Assembler: s.Assembler,
-		Providers: providers, Policies: s.Policies, Observe: cfg.ObserveStep}
+		Providers: providers, Policies: s.Policies, Observe: cfg.ObserveStep, Leases: s.Leases}
 	if cfg.Metrics {
 		providers := map[string][]string{provider.EchoName: nil}
 		if len(cfg.Providers) > 0 {
@@ -113,7 +124,7 @@ func New(cfg Config) *Server {
 	}
 	s.API = api.New(api.Config{
 		Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
-		Generator: s.Turns, Schedules: s.Scheduler, Policies: s.Policies, Providers: s.Providers,
+		Generator: s.Turns, Schedules: s.Scheduler, Policies: s.Policies, Providers: s.Providers, Leases: s.Leases,
 		Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
 	})
 	return s

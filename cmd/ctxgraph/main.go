@@ -9,7 +9,8 @@
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
 // a connection (Go durations such as 30s; 0 turns one off), and CTXGRAPH_BLOB_SWEEP_INTERVAL
 // for how often blobs that no record references are removed, and CTXGRAPH_SHUTDOWN_TIMEOUT
-// for how long a stopping server waits for requests and scheduled turns in flight, and
+// for how long a stopping server waits for requests and scheduled turns in flight,
+// CTXGRAPH_RUN_LEASE for how long a run's lease holds without renewal, and
 // CTXGRAPH_LOG_LEVEL for the least severe level logged. `ctxgraph -h` lists them.
 package main
 
@@ -108,12 +109,16 @@ type Main struct {
 	// NoScheduler serves without running scheduled turns (CTXGRAPH_SCHEDULER=off): the
 	// server on a Neo4j that other servers (or a test suite) run the schedules of.
 	NoScheduler bool
+	// RunLease is how long the lease of a run this server serves holds without renewal
+	// (CTXGRAPH_RUN_LEASE); a run whose server died is ended as interrupted that long after.
+	RunLease time.Duration
 
 	log         *zap.Logger
 	store       *cypher.Store
 	server      *http.Server
 	scheduler   *generation.Scheduler
 	summariser  *generation.Summariser
+	leases      *generation.LeaseKeeper
 	stopTracing func(context.Context) error
 	stopSweeper context.CancelFunc
 	swept       chan struct{}
@@ -191,6 +196,10 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		m.NoScheduler = true
 	default:
 		return model.Invalid("CTXGRAPH_SCHEDULER", "CTXGRAPH_SCHEDULER: %q is not on or off", v)
+	}
+	m.RunLease = model.DefaultRunLease
+	if err := parseDuration(getenv, "CTXGRAPH_RUN_LEASE", &m.RunLease, false); err != nil {
+		return err
 	}
 	m.ShutdownTimeout = DefaultShutdownTimeout
 	if err := parseDuration(getenv, "CTXGRAPH_SHUTDOWN_TIMEOUT", &m.ShutdownTimeout, false); err != nil {
@@ -286,9 +295,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	srv := server.New(server.Config{
-		Store: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody, Providers: m.Providers, Metrics: true,
+		Store: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody, Providers: m.Providers, Metrics: true, RunLease: m.RunLease,
 	})
-	m.scheduler, m.summariser = srv.Scheduler, srv.Summariser
+	m.scheduler, m.summariser, m.leases = srv.Scheduler, srv.Summariser, srv.Leases
 	LogProviders(log, srv.Providers, srv.Policies.Catalog.Default())
 	m.server = srv.API.HTTPServer(m.Addr, m.Timeouts)
 	ln, err := net.Listen("tcp", m.Addr)
@@ -301,6 +310,9 @@ func (m *Main) Run(ctx context.Context) error {
 		defer close(m.swept)
 		m.store.RunBlobSweeper(sweepCtx, m.BlobSweep)
 	}()
+	// Leases are kept with or without the scheduler: every server that serves generations
+	// renews its runs' leases, and every one sweeps the runs of servers that died.
+	m.leases.Start()
 	if m.NoScheduler {
 		m.scheduler = nil
 		log.Info("scheduler off (CTXGRAPH_SCHEDULER=off): this server runs no scheduled turns")
@@ -376,6 +388,10 @@ func (m *Main) Close() error {
 		errs = append(errs, m.server.Shutdown(ctx))
 	}
 	errs = append(errs, <-scheduled)
+	if m.leases != nil {
+		// Nothing is served any more: no lease is held.
+		m.leases.Stop()
+	}
 	if m.summariser != nil {
 		// No result arrives once the server has shut down: what it started finishes.
 		errs = append(errs, m.summariser.Wait(ctx))

@@ -63,13 +63,16 @@ func TestParseEnvRecordCache(t *testing.T) {
 func TestParseEnvDurations(t *testing.T) {
 	env := testEnv(t)
 	var m Main
-	if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_READ_TIMEOUT": "5s", "CTXGRAPH_IDLE_TIMEOUT": "0", "CTXGRAPH_BLOB_SWEEP_INTERVAL": "10m", "CTXGRAPH_SHUTDOWN_TIMEOUT": "45s"})); err != nil {
+	if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_READ_TIMEOUT": "5s", "CTXGRAPH_IDLE_TIMEOUT": "0", "CTXGRAPH_BLOB_SWEEP_INTERVAL": "10m", "CTXGRAPH_SHUTDOWN_TIMEOUT": "45s", "CTXGRAPH_RUN_LEASE": "3s"})); err != nil {
 		t.Fatal(err)
 	}
-	if m.Timeouts.Read != 5*time.Second || m.Timeouts.Idle != 0 || m.Timeouts.Write != api.DefaultTimeouts.Write || m.BlobSweep != 10*time.Minute || m.ShutdownTimeout != 45*time.Second {
-		t.Errorf("got timeouts %+v, sweep %v, shutdown %v", m.Timeouts, m.BlobSweep, m.ShutdownTimeout)
+	if m.Timeouts.Read != 5*time.Second || m.Timeouts.Idle != 0 || m.Timeouts.Write != api.DefaultTimeouts.Write || m.BlobSweep != 10*time.Minute || m.ShutdownTimeout != 45*time.Second || m.RunLease != 3*time.Second {
+		t.Errorf("got timeouts %+v, sweep %v, shutdown %v, run lease %v", m.Timeouts, m.BlobSweep, m.ShutdownTimeout, m.RunLease)
 	}
-	for name, bad := range map[string]string{"CTXGRAPH_WRITE_TIMEOUT": "soon", "CTXGRAPH_READ_HEADER_TIMEOUT": "-1s", "CTXGRAPH_BLOB_SWEEP_INTERVAL": "0", "CTXGRAPH_SHUTDOWN_TIMEOUT": "0"} {
+	if err := m.ParseEnv(env(nil)); err != nil || m.RunLease != model.DefaultRunLease {
+		t.Errorf("unset CTXGRAPH_RUN_LEASE: got %v, %v, want %v", err, m.RunLease, model.DefaultRunLease)
+	}
+	for name, bad := range map[string]string{"CTXGRAPH_WRITE_TIMEOUT": "soon", "CTXGRAPH_READ_HEADER_TIMEOUT": "-1s", "CTXGRAPH_BLOB_SWEEP_INTERVAL": "0", "CTXGRAPH_SHUTDOWN_TIMEOUT": "0", "CTXGRAPH_RUN_LEASE": "0"} {
 		var m Main
 		err := m.ParseEnv(env(map[string]string{name: bad}))
 		var me *model.Error

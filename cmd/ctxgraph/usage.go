@@ -34,6 +34,8 @@ environment:
   CTXGRAPH_BLOB_SWEEP_INTERVAL  how often unreferenced blobs are removed (default 1h)
   CTXGRAPH_SHUTDOWN_TIMEOUT     how long a stop waits for requests and scheduled turns (default 30s)
   CTXGRAPH_SCHEDULER            on (default) or off: off runs no scheduled turns
+  CTXGRAPH_RUN_LEASE            how long a run's lease holds unless its server renews it
+                                (default 15s): a run whose server died ends interrupted then
   CTXGRAPH_LOG_LEVEL            debug, info, warn or error (default info)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
                                 OpenTelemetry traces over OTLP/HTTP when either is set; the

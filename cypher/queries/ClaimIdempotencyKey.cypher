@@ -2,7 +2,9 @@
 // Reserves an idempotency key, or returns the record that already holds it. A claim holds
 // until its staleAt, which its claimant chose to outlast its request; one left pending past
 // it (its request died before it wrote or released anything) is taken over by a retry of
-// the same request, which holds it until its own $staleAt. (A claim written before claims
+// the same request, which holds it until its own $staleAt. A generation's claim holds as
+// long as its server renews it (RenewLeases); the turn it began (userMessageId, runIds,
+// RecordKeyedTurn) stays on the key for the retry that takes it over. (A claim written before claims
 // carried staleAt holds for two minutes from createdAt.)
 MERGE (k:IdempotencyKey {id: $id})
   ON CREATE SET k.accountId = $accountId, k.requestHash = $requestHash, k.state = 'pending',

@@ -1,14 +1,27 @@
 // name: ClaimRunStep
-// Claims a running run of the account for one model call, so that two continuations of
-// the run never call the model at once: the run is locked before its claim is read, and a
-// claim older than $staleBefore (a server that died mid-call) is taken over. Returns the
-// run as claimed (with the tools it offers, read under the lock) and whether the claim was
-// taken.
+// Claims a run of the account for one model call, so that two continuations of the run
+// never call the model at once, and writes the claimant's lease on it. The branch is locked
+// before the run is read (as in RecordModelCall and EndLapsedRuns). A running run is free
+// when no live lease holds it and no claim does, or its claim's lease lapsed (its server
+// died), or a claim without a lease is older than $staleBefore. A run that ended
+// interrupted is reopened: running again, its end and error removed, its interruptions
+// counted. Returns the run as claimed (with the tools it offers, read under the lock; as it
+// was when not claimed, with the lease that holds it) and whether the claim was taken.
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
-SET r._lock = true REMOVE r._lock
-WITH r, r.status = 'running' AND (r.stepClaim IS NULL OR r.stepClaimedAt < $staleBefore) AS free
-CALL (r, free) {
-  WITH r WHERE free
-  SET r.stepClaim = $claim, r.stepClaimedAt = $now
+MATCH (b:Branch {id: r.branchId})
+SET b._lock = true REMOVE b._lock
+WITH r, b, r.status = 'failed' AND r.errorCode = 'interrupted' AS reopen,
+     r.status = 'running' AND NOT coalesce(r.leaseUntil >= $now, false) AND
+       (r.stepClaim IS NULL OR r.leaseUntil IS NOT NULL OR r.stepClaimedAt < $staleBefore) AS free
+CALL (r, b, reopen) {
+  WITH r, b WHERE reopen
+  SET b.rev = b.rev + 1
+  SET r.status = 'running', r.rev = b.rev, r.interruptions = coalesce(r.interruptions, 0) + 1
+  REMOVE r.endedAt, r.endRecordedAt, r.errorCode, r.errorMessage, r.providerStatus
 }
-RETURN r, free AS claimed
+WITH r, reopen OR free AS claimed
+CALL (r, claimed) {
+  WITH r WHERE claimed
+  SET r.stepClaim = $claim, r.stepClaimedAt = $now, r.leaseUntil = $leaseUntil, r.leaseHolder = $leaseHolder
+}
+RETURN r, claimed

@@ -9,4 +9,6 @@ WITH r, b
 WHERE r.status = 'running'
 SET b.rev = b.rev + 1
 SET r.status = $status, r.endedAt = $endedAt, r.endRecordedAt = $recordedAt, r.rev = b.rev
+// An ended run holds no lease: no sweeper reads it again (EndLapsedRuns).
+REMOVE r.leaseUntil, r.leaseHolder
 RETURN r

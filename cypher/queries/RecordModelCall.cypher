@@ -4,8 +4,9 @@
 // model, finish reason, usage, latency, error) and, when $status is set, the run's end.
 // When $reoffer is set, the call's request named other tools or another tool choice: the
 // run keeps them for its later calls ($tools null offers none). It releases the run's step
-// claim (ClaimRunStep). Returns nothing when the run is not the
-// account's or has already ended.
+// claim (ClaimRunStep) and its lease, unless $keepLease (another call of the step follows
+// under the same lease). Returns nothing when the run is not the account's or has already
+// ended.
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
 MATCH (b:Branch {id: r.branchId})
 // The branch is locked before the run's status is read (as in FinishRun).
@@ -23,6 +24,10 @@ SET r.responseId = $responseId, r.responseModel = $responseModel, r.finishReason
     r.toolChoice = CASE WHEN $reoffer THEN $toolChoice ELSE r.toolChoice END
 REMOVE r.stepClaim, r.stepClaimedAt
 WITH r, b
+CALL (r) {
+  WITH r WHERE NOT $keepLease OR $status IS NOT NULL
+  REMOVE r.leaseUntil, r.leaseHolder
+}
 CALL (r, b) {
   WITH r, b WHERE $status IS NOT NULL
   SET b.rev = b.rev + 1

@@ -1,0 +1,102 @@
+package cypher
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// interruptedMessage is the error message of a run whose lease lapsed (EndLapsedRuns).
+const interruptedMessage = "the server serving this run's model call stopped before it was recorded: continue the run, or retry the generation with its Idempotency-Key"
+
+// The statements of leases.
+var (
+	renewLeases     = newQuery[renewLeasesParams, noRows]("RenewLeases")
+	endLapsedRuns   = newQuery[endLapsedParams, idRow]("EndLapsedRuns")
+	recordKeyedTurn = newQuery[keyedTurnParams, idRow]("RecordKeyedTurn")
+)
+
+type renewLeasesParams struct {
+	Holder    string    `param:"holder"`
+	Until     time.Time `param:"until"`
+	RunIDs    []string  `param:"runIds"`
+	KeyIDs    []string  `param:"keyIds"`
+	KeyClaims []string  `param:"keyClaims"`
+}
+
+type endLapsedParams struct {
+	Now     time.Time `param:"now"`
+	Limit   int       `param:"limit"`
+	Message string    `param:"message"`
+}
+
+type keyedTurnParams struct {
+	ID            string   `param:"id"`
+	AccountID     string   `param:"accountId"`
+	Claim         string   `param:"claim"`
+	UserMessageID string   `param:"userMessageId,null"`
+	RunIDs        []string `param:"runIds"`
+}
+
+// leaseEnd is when lease, taken now, lapses, and its holder; zero values for no lease.
+func (s *Store) leaseEnd(lease model.RunLease) (time.Time, string) {
+	if lease.For <= 0 {
+		return time.Time{}, ""
+	}
+	return s.Now().UTC().Add(lease.For), lease.Holder
+}
+
+// retryAfter is the Retry-After, in whole seconds and at least one, of a request refused
+// until held lapses.
+func retryAfter(held, now time.Time) int {
+	return max(1, int(math.Ceil(held.Sub(now).Seconds())))
+}
+
+// RenewLeases extends the leases lease.Holder holds on runIDs and the holds of keys: see
+// model.LeaseGraph.
+func (s *Store) RenewLeases(ctx context.Context, lease model.RunLease, runIDs []string, keys []*model.IdempotencyClaim) error {
+	p := renewLeasesParams{Holder: lease.Holder, Until: s.Now().UTC().Add(lease.For), RunIDs: runIDs,
+		KeyIDs: []string{}, KeyClaims: []string{}}
+	if p.RunIDs == nil {
+		p.RunIDs = []string{}
+	}
+	for _, k := range keys {
+		p.KeyIDs, p.KeyClaims = append(p.KeyIDs, idempotencyID(k.AccountID, k.Key)), append(p.KeyClaims, k.Claim)
+	}
+	_, err := renewLeases.autoAll(ctx, s, neo4j.AccessModeWrite, p)
+	return err
+}
+
+// EndLapsedRuns ends the running runs whose lease lapsed as failed, interrupted: see
+// model.LeaseGraph.
+func (s *Store) EndLapsedRuns(ctx context.Context, limit int) ([]string, error) {
+	return writeTx(ctx, s, func(t *tx) ([]string, error) {
+		rows, err := endLapsedRuns.all(t, endLapsedParams{Now: s.Now().UTC(), Limit: limit, Message: interruptedMessage})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, 0, len(rows))
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		return ids, nil
+	})
+}
+
+// recordKeyedTurn keeps turn under claim's key inside t (RecordKeyedTurn); KindConflict
+// when a retry has taken the key over.
+func (t *tx) recordKeyedTurn(claim *model.IdempotencyClaim, turn model.KeyedTurn) error {
+	_, found, err := recordKeyedTurn.one(t, keyedTurnParams{
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
+		UserMessageID: turn.UserMessageID, RunIDs: turn.RunIDs,
+	})
+	if err == nil && !found {
+		err = &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
+			Message: "this request's hold on its Idempotency-Key was taken over by a retry"}
+	}
+	return err
+}

@@ -1,0 +1,16 @@
+// name: RenewLeases
+// Extends to $until the leases a server holds: on each of $runIds still running under its
+// lease ($holder), and on each generation request's Idempotency-Key claim still pending
+// ($keyIds with $keyClaims, pairwise), whose hold ends when its lease would.
+CALL () {
+  UNWIND $runIds AS id
+  MATCH (r:ModelRun {id: id})
+  WHERE r.leaseHolder = $holder AND r.status = 'running' AND r.leaseUntil IS NOT NULL
+  SET r.leaseUntil = $until
+}
+CALL () {
+  UNWIND range(0, size($keyIds) - 1) AS i
+  MATCH (k:IdempotencyKey {id: $keyIds[i]})
+  WHERE k.claim = $keyClaims[i] AND k.state = 'pending'
+  SET k.staleAt = $until
+}

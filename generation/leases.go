@@ -1,0 +1,179 @@
+package generation
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// sweepLimit is how many lapsed runs one sweep ends; a sweep that ends that many sweeps
+// again at once.
+const sweepLimit = 64
+
+// LeaseKeeper keeps the leases of one server process (DESIGN §6 "Runs that outlive their
+// server"): the runs whose model call the process serves and the Idempotency-Key claims of
+// its generation requests are renewed every third of Term while held, in one statement,
+// and every process sweeps the runs whose lease lapsed — whoever held them — ending each
+// as failed, interrupted. It runs whether or not the process runs the scheduler: a server
+// that serves generations must renew its leases, and any live server notices a dead one.
+// Until Start, it hands out no leases: a process that never renews writes none.
+type LeaseKeeper struct {
+	Graph model.LeaseGraph
+	// Term is how long a lease holds without renewal (model.DefaultRunLease when zero).
+	Term time.Duration
+	Log  *zap.Logger
+
+	mu      sync.Mutex
+	holder  string
+	runs    map[string]int
+	keys    map[*model.IdempotencyClaim]int
+	stop    context.CancelFunc
+	stopped chan struct{}
+}
+
+// processName names this process among the servers sharing Neo4j: host, pid and a random
+// suffix (a pid is reused across restarts and containers).
+func processName() string {
+	host, _ := os.Hostname()
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(suffix))
+}
+
+func (k *LeaseKeeper) lease() time.Duration {
+	if k.Term > 0 {
+		return k.Term
+	}
+	return model.DefaultRunLease
+}
+
+// Lease is what this process writes on a run it serves: see model.LeaseHolder. It is the
+// zero RunLease until Start.
+func (k *LeaseKeeper) Lease() model.RunLease {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stop == nil {
+		return model.RunLease{}
+	}
+	return model.RunLease{Holder: k.holder, For: k.lease()}
+}
+
+// HoldRun renews the lease on runID until release: see model.LeaseHolder.
+func (k *LeaseKeeper) HoldRun(runID string) (release func()) {
+	return hold(k, k.runs, runID)
+}
+
+// HoldKey renews claim's hold on its key until release: see model.LeaseHolder.
+func (k *LeaseKeeper) HoldKey(claim *model.IdempotencyClaim) (release func()) {
+	return hold(k, k.keys, claim)
+}
+
+// hold counts one more holder of v in held until the returned release; a held value is
+// renewed while its count is positive.
+func hold[K comparable](k *LeaseKeeper, held map[K]int, v K) (release func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stop == nil {
+		return func() {}
+	}
+	held[v]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			if held[v]--; held[v] <= 0 {
+				delete(held, v)
+			}
+		})
+	}
+}
+
+// Start renews and sweeps in the background until Stop.
+func (k *LeaseKeeper) Start() {
+	if k.Log == nil {
+		k.Log = zap.NewNop()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	k.mu.Lock()
+	k.holder, k.runs, k.keys = processName(), map[string]int{}, map[*model.IdempotencyClaim]int{}
+	k.stop, k.stopped = stop, make(chan struct{})
+	k.mu.Unlock()
+	go k.loop(ctx)
+}
+
+// Stop renews no more: the leases still held lapse, and another server ends their runs.
+// Close the server first, so that nothing is still held.
+func (k *LeaseKeeper) Stop() {
+	k.mu.Lock()
+	stop, stopped := k.stop, k.stopped
+	k.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	<-stopped
+}
+
+func (k *LeaseKeeper) loop(ctx context.Context) {
+	defer close(k.stopped)
+	t := time.NewTicker(k.lease() / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		k.renew(ctx)
+		k.sweep(ctx)
+	}
+}
+
+// renew extends the leases held now, in one statement.
+func (k *LeaseKeeper) renew(ctx context.Context) {
+	k.mu.Lock()
+	lease := model.RunLease{Holder: k.holder, For: k.lease()}
+	runs := make([]string, 0, len(k.runs))
+	for id := range k.runs {
+		runs = append(runs, id)
+	}
+	keys := make([]*model.IdempotencyClaim, 0, len(k.keys))
+	for c := range k.keys {
+		keys = append(keys, c)
+	}
+	k.mu.Unlock()
+	if len(runs)+len(keys) == 0 {
+		return
+	}
+	if err := k.Graph.RenewLeases(ctx, lease, runs, keys); err != nil && ctx.Err() == nil {
+		k.Log.Warn("renewing leases failed; they lapse unless the next renewal succeeds", zap.Int("runs", len(runs)), zap.Int("keys", len(keys)), zap.Error(err))
+	}
+}
+
+// sweep ends the runs whose lease lapsed.
+func (k *LeaseKeeper) sweep(ctx context.Context) {
+	for ctx.Err() == nil {
+		ended, err := k.Graph.EndLapsedRuns(ctx, sweepLimit)
+		if err != nil {
+			if ctx.Err() == nil {
+				k.Log.Warn("ending runs whose lease lapsed failed", zap.Error(err))
+			}
+			return
+		}
+		if len(ended) > 0 {
+			k.Log.Warn("runs interrupted: their server stopped renewing their lease mid-call", zap.Strings("runIds", ended))
+		}
+		if len(ended) < sweepLimit {
+			return
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/client"
+)
+
+// interruptLease is the run lease of the server processes these tests kill: a killed
+// server's runs are ended within about that long.
+const interruptLease = time.Second
+
+// hangingProvider is an OpenAI-compatible provider whose call number hang never answers
+// while the test runs (the server that made it is killed meanwhile); the others answer
+// with answer(n). It returns the provider and a providers file naming it openai, beside
+// the echo provider.
+func hangingProvider(t *testing.T, hang int, answer func(n int) any) (*protocolServer, string) {
+	t.Helper()
+	stop := make(chan struct{})
+	p := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+		if n == hang {
+			<-stop
+			return 500, nil, map[string]any{"error": map[string]any{"message": "the test ended"}}
+		}
+		return 200, nil, answer(n)
+	})
+	// Registered after the provider's server, so run before it closes (which waits for its
+	// handlers).
+	t.Cleanup(func() { close(stop) })
+	file := filepath.Join(t.TempDir(), "providers.yaml")
+	yaml := `providers:
+  - {name: echo, kind: echo}
+  - {name: openai, kind: openai, baseURL: "` + p.URL + `/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0, timeout: 120s}
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p, file
+}
+
+// runState is a run as the graph holds it, read without the code under test.
+type runState struct {
+	status, errorCode            string
+	ended, claimed, leased       bool
+	interruptions, toolCalls     int64
+	triggerMessageID, lastAnswer string
+}
+
+func runStateOf(t *testing.T, runID string) runState {
+	t.Helper()
+	recs := cypherQuery(t, `MATCH (r:ModelRun {id: $id})
+		OPTIONAL MATCH (m:Message)-[:GENERATED_BY]->(r)
+		WITH r, m ORDER BY m.seq DESC
+		WITH r, collect(m.content) AS answers
+		RETURN r.status AS status, coalesce(r.errorCode, '') AS errorCode, r.endedAt IS NOT NULL AS ended,
+		       r.stepClaim IS NOT NULL AS claimed, r.leaseUntil IS NOT NULL AS leased,
+		       coalesce(r.interruptions, 0) AS interruptions, COUNT { (r)-[:REQUESTED]->(:ToolCall) } AS toolCalls,
+		       coalesce(r.triggerMessageId, '') AS trigger, coalesce(answers[0], '') AS lastAnswer`, map[string]any{"id": runID})
+	if len(recs) != 1 {
+		t.Fatalf("run %s: %d records", runID, len(recs))
+	}
+	m := recs[0].AsMap()
+	return runState{status: m["status"].(string), errorCode: m["errorCode"].(string), ended: m["ended"].(bool),
+		claimed: m["claimed"].(bool), leased: m["leased"].(bool), interruptions: m["interruptions"].(int64),
+		toolCalls: m["toolCalls"].(int64), triggerMessageID: m["trigger"].(string), lastAnswer: m["lastAnswer"].(string)}
+}
+
+// waitInterrupted waits until run is ended as interrupted and says how long that took.
+func waitInterrupted(t *testing.T, runID string) (runState, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	var st runState
+	waitUntil(t, "the killed server's run to be ended as interrupted", func() bool {
+		st = runStateOf(t, runID)
+		return st.status != "running"
+	})
+	if st.status != "failed" || st.errorCode != "interrupted" || !st.ended || st.claimed || st.leased {
+		t.Fatalf("the killed server's run reads %+v, want failed, interrupted, ended, its claim and lease released", st)
+	}
+	return st, time.Since(start)
+}
+
+// startKeyed sends a request to p in the background, as a client whose connection the
+// server's death cuts; it returns at once.
+func (h *harness) startKeyed(p serverProcess, path string, body any, key string) {
+	c := client.New(p.base, h.key)
+	if key != "" {
+		c = c.WithHeader("Idempotency-Key", key)
+	}
+	go func() { _ = c.Do(h.t.Context(), http.MethodPost, path, body, &client.Response{}) }()
+}
+
+// A server killed (SIGKILL) while its generation waits on the provider: a second server
+// ends the run as interrupted within seconds, with no scheduler of its own; the retry with
+// the same Idempotency-Key on the second server completes the same turn, reusing the user
+// message and the run, writing neither again; a further retry answers the same.
+func TestInterruptedGenerationCompletesOnRetry(t *testing.T) {
+	provider, file := hangingProvider(t, 0, func(n int) any { return openAIText(fmt.Sprintf("answer %d", n)) })
+	h := newProviderHarness(t)
+	bin := buildServer(t)
+	env := []string{"CTXGRAPH_PROVIDERS_FILE=" + file, "OPENAI_KEY=sk-test", "CTXGRAPH_RUN_LEASE=" + interruptLease.String()}
+	a := h.startServer(bin, env...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "a question worth waiting for"}}
+	h.startKeyed(a, "/v1/generations", body, "turn-killed")
+	waitUntil(t, "the provider is called", func() bool { return provider.count() == 1 })
+	recs := cypherQuery(t, `MATCH (r:ModelRun {branchId: $b}) RETURN r.id AS id`, map[string]any{"b": branch})
+	if len(recs) != 1 {
+		t.Fatalf("the turn started %d runs, want 1", len(recs))
+	}
+	runID := recs[0].AsMap()["id"].(string)
+	if st := runStateOf(t, runID); st.status != "running" || !st.leased {
+		t.Fatalf("the run in flight reads %+v, want running under its server's lease", st)
+	}
+	time.Sleep(3 * interruptLease) // the lease is renewed meanwhile: no sweep ends the run
+	if st := runStateOf(t, runID); st.status != "running" {
+		t.Fatalf("a run whose server lives reads %+v after three leases", st)
+	}
+
+	a.kill()
+	b := h.startServer(bin, append(env, "CTXGRAPH_SCHEDULER=off")...)
+	st, took := waitInterrupted(t, runID)
+	t.Logf("the run was ended as interrupted %v after the second server was ready", took)
+
+	again := h.send(b, 201, "POST", "/v1/generations", body, "Idempotency-Key", "turn-killed")
+	run := first(again, "runs")
+	msg, _ := run["message"].(map[string]any)
+	if str(again, "userMessageId") != st.triggerMessageID || str(run, "runId") != runID || str(run, "status") != "completed" ||
+		str(msg, "content") != "answer 1" {
+		t.Fatalf("the retry answered %v; want the turn of message %s completed by run %s", again, st.triggerMessageID, runID)
+	}
+	users := cypherCount(t, `MATCH (m:Message {branchId: $b, role: 'user'}) RETURN count(m)`, map[string]any{"b": branch})
+	runs := cypherCount(t, `MATCH (r:ModelRun {branchId: $b}) RETURN count(r)`, map[string]any{"b": branch})
+	if users != 1 || runs != 1 {
+		t.Fatalf("the branch holds %d user messages and %d runs, want 1 and 1", users, runs)
+	}
+	if done := runStateOf(t, runID); done.status != "completed" || done.errorCode != "" || !done.ended || done.leased ||
+		done.interruptions != 1 || done.lastAnswer != "answer 1" {
+		t.Fatalf("the completed run reads %+v", done)
+	}
+	if n := cypherCount(t, `MATCH (a:ContextAssembly)-[:FOR_RUN]->(:ModelRun {id: $r}) WHERE a.requestSha256 IS NOT NULL RETURN count(a)`,
+		map[string]any{"r": runID}); n != 1 {
+		t.Fatalf("%d of the run's assemblies carry the request's sha256, want the completed call's", n)
+	}
+	replay := h.send(b, 201, "POST", "/v1/generations", body, "Idempotency-Key", "turn-killed")
+	if fmt.Sprint(replay) != fmt.Sprint(again) || provider.count() != 2 {
+		t.Fatalf("a further retry answered %v after %d provider calls; want the same answer, no call", replay, provider.count())
+	}
+}
+
+// A server killed while a continue waits on the provider: the run's step claim is released
+// within seconds by a second server, its tool result stays, and a new continue on the
+// second server calls the model again, with that result, and appends its answer after the
+// turns taken meanwhile.
+func TestInterruptedContinueContinuesOnAnotherServer(t *testing.T) {
+	provider, file := hangingProvider(t, 1, func(n int) any {
+		if n == 0 {
+			return openAIToolCall("call_1", "sheet_read", `{"sheet":"q3"}`)
+		}
+		return openAIText(fmt.Sprintf("answer %d", n))
+	})
+	h := newProviderHarness(t)
+	bin := buildServer(t)
+	env := []string{"CTXGRAPH_PROVIDERS_FILE=" + file, "OPENAI_KEY=sk-test", "CTXGRAPH_RUN_LEASE=" + interruptLease.String()}
+	a := h.startServer(bin, env...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"}, [3]string{"other", "echo", ""})
+	gen := h.send(a, 201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[:1],
+		"userMessage": map[string]any{"content": "read q3"}, "tools": []any{sheetTool}})
+	run := first(gen, "runs")
+	runID := str(run, "runId")
+	h.send(a, 201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": "q3 revenue: 42"})
+	h.startKeyed(a, "/v1/runs/"+runID+"/continue", map[string]any{}, "")
+	waitUntil(t, "the continue's provider call", func() bool { return provider.count() == 2 })
+	if st := runStateOf(t, runID); !st.claimed || !st.leased {
+		t.Fatalf("the run in its continue reads %+v, want its step claimed under a lease", st)
+	}
+
+	a.kill()
+	b := h.startServer(bin, env...)
+	st, took := waitInterrupted(t, runID)
+	t.Logf("the run was ended as interrupted %v after the second server was ready", took)
+	if st.toolCalls != 1 {
+		t.Fatalf("the interrupted run requested %d tool calls, want its one left as it was", st.toolCalls)
+	}
+	// Later turns on the branch, by another participant, while the run is interrupted.
+	for i := range 3 {
+		h.send(b, 201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids[1:],
+			"userMessage": map[string]any{"content": fmt.Sprintf("meanwhile %d", i)}})
+	}
+
+	cont := first(h.send(b, 200, "POST", "/v1/runs/"+runID+"/continue", map[string]any{}), "runs")
+	if msg, _ := cont["message"].(map[string]any); str(cont, "status") != "completed" || str(msg, "content") != "answer 2" {
+		t.Fatalf("the continue of the interrupted run answered %v", cont)
+	}
+	tools := 0
+	for _, m := range messagesOf(t, provider.request(t, 2)) {
+		if str(m, "role") == "tool" && strings.Contains(str(m, "content"), "42") {
+			tools++
+		}
+	}
+	if tools != 1 {
+		t.Fatalf("the continue's call carries %d results of the tool call, want 1: %s", tools, fmtMessages(provider.request(t, 2)))
+	}
+	if done := runStateOf(t, runID); done.status != "completed" || done.claimed || done.leased || done.interruptions != 1 {
+		t.Fatalf("the continued run reads %+v", done)
+	}
+	last := cypherQuery(t, `MATCH (m:Message {branchId: $b}) RETURN m.content AS content, m.runId AS runId ORDER BY m.seq DESC LIMIT 1`,
+		map[string]any{"b": branch})[0].AsMap()
+	if last["content"] != "answer 2" || last["runId"] != runID {
+		t.Fatalf("the branch ends with %v, want the continue's answer, after the turns taken meanwhile", last)
+	}
+	if n := cypherCount(t, `MATCH (:Message)-[:GENERATED_BY]->(:ModelRun {id: $r}) RETURN count(*)`, map[string]any{"r": runID}); n != 1 {
+		t.Fatalf("%d answers recorded for the run, want 1", n)
+	}
+}
