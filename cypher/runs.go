@@ -403,7 +403,9 @@ func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string
 			if held.IsZero() {
 				held = row.R.time("stepClaimedAt").Add(model.TurnHold)
 			}
-			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, now),
+			// The clock is read again: the claim that holds the run may have been taken, and
+			// its lease stamped, after this transaction began.
+			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now().UTC()),
 				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", runID)}
 		}
 		return run, nil
