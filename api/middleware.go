@@ -2,9 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -67,10 +69,16 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 				attribute.String("url.path", req.URL.Path)))
 		defer span.End()
 		c.SetRequest(req.WithContext(ctx))
-		if err := next(c); err != nil {
-			c.Error(err)
-		}
 		res := c.Response()
+		if err := next(c); err != nil {
+			if clientGone(req, res) {
+				// Nobody reads an answer now, and the failure is the client's leaving, not
+				// the server's: it is logged and counted as 499, outside the 5xx metrics.
+				res.Status = StatusClientClosedRequest
+			} else {
+				c.Error(err)
+			}
+		}
 		span.SetAttributes(attribute.Int("http.response.status_code", res.Status), attribute.String("ctxgraph.request_id", res.Header().Get(echo.HeaderXRequestID)))
 		if res.Status >= 500 {
 			span.SetStatus(codes.Error, http.StatusText(res.Status))
@@ -87,6 +95,16 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// StatusClientClosedRequest is the status (nginx's 499) a request is logged and counted with
+// when its client disconnected before it was answered.
+const StatusClientClosedRequest = 499
+
+// clientGone tells whether req's client went away before res was sent: its context was
+// cancelled (net/http cancels it when the connection closes) and nothing was answered.
+func clientGone(req *http.Request, res *echo.Response) bool {
+	return !res.Committed && errors.Is(req.Context().Err(), context.Canceled)
 }
 
 // unescapeParams gives handlers the ids of the path as the client meant them. Echo routes on

@@ -1,10 +1,17 @@
 package integration
 
 import (
+	"context"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // TestNeo4jStoppedIs503 stops the real Neo4j and starts it again. It runs when `make test`
@@ -45,4 +52,51 @@ func neo4jctl(t *testing.T, control, verb string) {
 		t.Fatalf("%s %s: %v\n%s", control, verb, err, out)
 	}
 	t.Logf("%s %s: %s", control, verb, out)
+}
+
+// A client that disconnects while its write runs is not a server error: the request is
+// logged and counted as 499, not 500, and nothing is logged at error level for it.
+func TestClientDisconnectIs499Not500(t *testing.T) {
+	_, _, gate, h := gatedHarness(t)
+	core, logs := observer.New(zap.DebugLevel)
+	cfg := h.cfg
+	cfg.Log, cfg.Metrics = zap.New(core), true
+	h.wire(cfg)
+	w := h.world()
+	logs.TakeAll()
+
+	gate.arm("AppendMessage", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequestWithContext(ctx, "POST", "/v1/branches/"+w.branch+"/messages",
+		strings.NewReader(`{"role": "user", "content": "the client leaves"}`))
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	req.Header.Set("Content-Type", "application/json")
+	served := make(chan struct{})
+	go func() {
+		h.srv.ServeHTTP(httptest.NewRecorder(), req)
+		close(served)
+	}()
+	gate.waitHeld()
+	cancel()
+	gate.release()
+	<-served
+
+	var statuses []int64
+	for _, e := range logs.All() {
+		if e.Level >= zap.ErrorLevel {
+			t.Errorf("logged at %v for a client's disconnect: %s %v", e.Level, e.Message, e.ContextMap())
+		}
+		if m := e.ContextMap(); e.Message == "request" && m["route"] == "/v1/branches/{id}/messages" {
+			statuses = append(statuses, m["status"].(int64))
+		}
+	}
+	if len(statuses) != 1 || statuses[0] != 499 {
+		t.Errorf("got access-log statuses %v for the abandoned write, want [499]", statuses)
+	}
+	metrics := h.call("GET", "/metrics", nil)
+	series := `route="/v1/branches/{id}/messages",status="`
+	if !strings.Contains(string(metrics.body), series+`499"`) || strings.Contains(string(metrics.body), series+`500"`) {
+		t.Errorf("/metrics counts the abandoned write as %s, want status 499 and no 500",
+			regexp.MustCompile(`ctxgraph_http_request_duration_seconds_count\{.*/messages".*`).FindAllString(string(metrics.body), -1))
+	}
 }
