@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -156,8 +157,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		sum := sha256.Sum256(append([]byte(req.Method+" "+req.URL.Path+"\n"), body...))
-		hash := hex.EncodeToString(sum[:])
+		hash := requestHash(req.Method, req.URL.Path, body)
 		ctx := req.Context()
 
 		hold := claimHold(c.Path())
@@ -206,6 +206,24 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
+}
+
+// requestHash is what tells a retry of a request from a different request under one
+// Idempotency-Key: the method, the path and the body's content. A JSON body is hashed in
+// its canonical form (compact, object keys sorted), so that a client that encodes the same
+// request again after an outage, with its keys in another order or other spacing, is seen
+// to retry it rather than to send a different one. Any other body is hashed as sent.
+func requestHash(method, path string, body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil && !dec.More() {
+		if canonical, err := json.Marshal(v); err == nil {
+			body = canonical
+		}
+	}
+	sum := sha256.Sum256(append([]byte(method+" "+path+"\n"), body...))
+	return hex.EncodeToString(sum[:])
 }
 
 // recordingWriter keeps a copy of the response body for the idempotency store.

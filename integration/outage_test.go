@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -98,5 +99,23 @@ func TestClientDisconnectIs499Not500(t *testing.T) {
 	if !strings.Contains(string(metrics.body), series+`499"`) || strings.Contains(string(metrics.body), series+`500"`) {
 		t.Errorf("/metrics counts the abandoned write as %s, want status 499 and no 500",
 			regexp.MustCompile(`ctxgraph_http_request_duration_seconds_count\{.*/messages".*`).FindAllString(string(metrics.body), -1))
+	}
+}
+
+// A client that encodes its request again to retry it (its keys in another order, other
+// spacing) retries the same request: it gets the first answer, not "used for a different
+// request"; a body that says something else is still a different request.
+func TestIdempotentRetryOfReencodedBodyIsTheSameRequest(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	path := "/v1/branches/" + w.branch + "/messages"
+	first := h.call("POST", path, `{"role":"user","content":"sent again after an outage"}`, "Idempotency-Key", "reencoded-1")
+	again := h.call("POST", path, "{\n  \"content\": \"sent again after an outage\",\n  \"role\": \"user\"\n}\n", "Idempotency-Key", "reencoded-1")
+	if first.status != 201 || again.status != 201 || string(first.body) != string(again.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("got %d %s then %d %s, want the first 201 replayed", first.status, first.body, again.status, again.body)
+	}
+	h.expectError(h.call("POST", path, `{"role":"user","content":"something else"}`, "Idempotency-Key", "reencoded-1"), 409, "conflict", "Idempotency-Key")
+	if got := transcript(h.must(200, "GET", "/v1/branches/"+w.branch+"/history", nil)); len(got) != 3 {
+		t.Errorf("got history %v, want the world's two entries and one message written for the key", got)
 	}
 }
