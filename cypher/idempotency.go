@@ -52,9 +52,10 @@ type completeKeyParams struct {
 }
 
 type releaseKeyParams struct {
-	ID        string `param:"id"`
-	AccountID string `param:"accountId"`
-	Claim     string `param:"claim"`
+	ID        string    `param:"id"`
+	AccountID string    `param:"accountId"`
+	Claim     string    `param:"claim"`
+	Now       time.Time `param:"now"`
 }
 
 // idempotencyID scopes a client's key to its account.
@@ -155,7 +156,9 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim *model.Idempot
 	return err
 }
 
-// ReleaseIdempotencyKey frees the key of a request that failed, if it still holds it. When
+// ReleaseIdempotencyKey frees the key of a request that failed, if it still holds it; a
+// generation's key that holds the turn it began lapses instead, for its retry to complete
+// that turn (ReleaseIdempotencyKey.cypher). When
 // Neo4j does not answer, the release is tried again every second until it succeeds or the
 // claim would be stale anyway, so that the client's retry does not wait for staleness.
 func (s *Store) ReleaseIdempotencyKey(ctx context.Context, claim *model.IdempotencyClaim) {
@@ -167,7 +170,7 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, claim *model.Idempote
 
 func (s *Store) release(ctx context.Context, claim *model.IdempotencyClaim) error {
 	_, err := releaseIdempotencyKey.autoAll(ctx, s, neo4j.AccessModeWrite, releaseKeyParams{
-		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim, Now: s.Now(),
 	})
 	return err
 }

@@ -2,7 +2,7 @@ package integration
 
 import (
 	"context"
-
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -99,6 +99,61 @@ func TestClientDisconnectIs499Not500(t *testing.T) {
 	if !strings.Contains(string(metrics.body), series+`499"`) || strings.Contains(string(metrics.body), series+`500"`) {
 		t.Errorf("/metrics counts the abandoned write as %s, want status 499 and no 500",
 			regexp.MustCompile(`ctxgraph_http_request_duration_seconds_count\{.*/messages".*`).FindAllString(string(metrics.body), -1))
+	}
+}
+
+// A keyed generation whose last write is cut by an outage, after its turn began: it answers
+// 503, and its retry with the same key and body once Neo4j is back finds the turn it began
+// and completes it, never writing its user message again.
+func TestOutageAfterTurnBeganRetryCompletesIt(t *testing.T) {
+	p, store := proxiedStore(t, t.TempDir())
+	gate := gateStatements(store)
+	h := newHarnessWith(t, store, "")
+	// The lease outlasts the outage, so the failed request's release of its key, retried
+	// every second while the lease holds, reaches Neo4j once it is back.
+	cfg := h.cfg
+	cfg.RunLease = 3 * time.Second
+	h.wire(cfg)
+	_, branch, ids := h.conversationWith([3]string{"echo", "echo", ""})
+	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "cut after the turn began"}}
+
+	gate.arm("RecordModelCall", 1)
+	answered := make(chan response, 1)
+	go func() { answered <- h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-cut") }()
+	gate.waitHeld()
+	p.down()
+	gate.release()
+	r := <-answered
+	h.expectError(r, 503, "unavailable", "")
+	if r.header.Get("Retry-After") == "" {
+		t.Errorf("the 503 carries no Retry-After")
+	}
+
+	p.up(t)
+	h.waitReady(20 * time.Second)
+	// Left alone, the run the failed request started is ended failed, with the cause, once
+	// Neo4j is back: its server stopped renewing its lease when the request failed.
+	recs := cypherQuery(t, `MATCH (r:ModelRun {branchId: $b}) RETURN r.id AS id`, map[string]any{"b": branch})
+	if len(recs) != 1 {
+		t.Fatalf("the cut turn started %d runs, want 1", len(recs))
+	}
+	runID := recs[0].AsMap()["id"].(string)
+	waitInterrupted(t, runID)
+	again := retryKeyed(h, 20*time.Second, "POST", "/v1/generations", body, "turn-cut")
+	if again.status != 201 {
+		t.Fatalf("the retry with the same key and body answered %d %s, want 201", again.status, again.body)
+	}
+	users := cypherCount(t, `MATCH (m:Message {branchId: $b, role: 'user'}) RETURN count(m)`, map[string]any{"b": branch})
+	runs := cypherCount(t, `MATCH (r:ModelRun {branchId: $b}) RETURN count(r)`, map[string]any{"b": branch})
+	running := cypherCount(t, `MATCH (r:ModelRun {branchId: $b, status: 'running'}) RETURN count(r)`, map[string]any{"b": branch})
+	if users != 1 || runs != 1 || running != 0 {
+		t.Errorf("the branch holds %d user messages and %d runs, %d running; want 1, 1 and 0", users, runs, running)
+	}
+	if run := first(again.obj(t), "runs"); str(run, "runId") != runID || str(run, "status") != "completed" {
+		t.Errorf("the retry answered %s, want run %s completed", again.body, runID)
+	}
+	if replay := h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-cut"); fmt.Sprint(replay.obj(t)) != fmt.Sprint(again.obj(t)) {
+		t.Errorf("a further retry answered %s, want %s", replay.body, again.body)
 	}
 }
 
