@@ -403,7 +403,9 @@ func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string
 			if held.IsZero() {
 				held = row.R.time("stepClaimedAt").Add(model.TurnHold)
 			}
-			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, now),
+			// Counted from now, after the statement: the lease it read may have been taken
+			// after this transaction began, and is then up to a whole term from now.
+			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now()),
 				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", runID)}
 		}
 		return run, nil
