@@ -17,6 +17,9 @@ import (
 // response only under its own claim. A generation holds its key longer (api's claimHold).
 const DefaultClaimHold = 2 * time.Minute
 
+// claimAttempts is how many times a claim is made while it races the release of its key.
+const claimAttempts = 3
+
 // releaseRetryEvery is how often a release that Neo4j did not answer is tried again.
 const releaseRetryEvery = time.Second
 
@@ -75,10 +78,23 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		hold = DefaultClaimHold
 	}
 	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim"), Hold: hold}
-	row, _, err := claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
-		ID: idempotencyID(accountID, key), AccountID: accountID, RequestHash: requestHash,
-		Claim: claim.Claim, Now: s.Now(), StaleAt: s.Now().Add(hold),
-	})
+	var row keyRow
+	var err error
+	for range claimAttempts {
+		row, _, err = claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
+			ID: idempotencyID(accountID, key), AccountID: accountID, RequestHash: requestHash,
+			Claim: claim.Claim, Now: s.Now(), StaleAt: s.Now().Add(hold),
+		})
+		// A key that an earlier try's release deleted while this MERGE matched it comes back
+		// without its properties: that is no answer about this request (it read as "used for a
+		// different request"), and the claim is made again on a key that no longer exists.
+		if err != nil || row.K.str("requestHash") != "" {
+			break
+		}
+	}
+	if err == nil && row.K.str("requestHash") == "" {
+		err = model.Unavailable("the Idempotency-Key was being released as it was claimed; retry", nil)
+	}
 	if err != nil {
 		// The claim may have committed with its answer lost on the way back: release it once
 		// Neo4j answers again, so that the client's retry is not held off until the claim is

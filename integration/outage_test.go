@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,4 +176,134 @@ func TestIdempotentRetryOfReencodedBodyIsTheSameRequest(t *testing.T) {
 	if got := transcript(h.must(200, "GET", "/v1/branches/"+w.branch+"/history", nil)); len(got) != 3 {
 		t.Errorf("got history %v, want the world's two entries and one message written for the key", got)
 	}
+}
+
+// outcome is what one keyed generation of TestOutageEightClients got, first and last.
+type outcome struct {
+	key, content string
+	statuses     []int
+	final        response
+	// sent and ended are when its last try was sent and answered.
+	sent, ended time.Time
+}
+
+// Eight clients loop keyed generations while Neo4j is unreachable for 20 s (a proxy cut,
+// so any Neo4j will do) and their provider fails for 10 s. Each client retries a 503 or a
+// 409 as its Retry-After says, with the same key and body. Nothing answers 500; every
+// retried request ends in 201; no run is left running; no user message is written twice.
+func TestOutageEightClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 40 s outage drill")
+	}
+	const (
+		clients       = 8
+		neo4jOutage   = 20 * time.Second
+		providerStart = time.Second
+		providerDown  = 10 * time.Second
+		cutAt         = 3 * time.Second
+		patience      = 30 * time.Second
+	)
+	var providerFailing atomic.Bool
+	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+		if providerFailing.Load() {
+			return 503, nil, map[string]any{"error": map[string]any{"message": "the provider is down"}}
+		}
+		return 200, nil, openAIText(fmt.Sprintf("answer %d", n))
+	})
+	p, store := proxiedStore(t, t.TempDir())
+	h := newHarnessFull(t, store, "", providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", maxRetries: 0}
+`))
+	// A lease longer than the outage: the keys of the requests it failed are still held,
+	// and their releases retried, when Neo4j comes back.
+	cfg := h.cfg
+	cfg.RunLease = neo4jOutage + 5*time.Second
+	h.wire(cfg)
+	branches := make([]string, clients)
+	participants := make([][]string, clients)
+	for i := range clients {
+		_, branches[i], participants[i] = h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	}
+
+	start := time.Now()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var outcomes []outcome
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				o := outcome{key: fmt.Sprintf("drill-%s-%d-%d", branches[c], c, n), content: fmt.Sprintf("client %d turn %d %s", c, n, randomHex(4))}
+				body := map[string]any{"branchId": branches[c], "participantIds": participants[c], "userMessage": map[string]any{"content": o.content}}
+				deadline := time.Now().Add(patience)
+				for {
+					o.sent = time.Now()
+					r := h.call("POST", "/v1/generations", body, "Idempotency-Key", o.key)
+					o.statuses, o.final, o.ended = append(o.statuses, r.status), r, time.Now()
+					wait, err := strconv.Atoi(r.header.Get("Retry-After"))
+					if (r.status != 503 && r.status != 409) || err != nil || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(time.Duration(max(wait, 1)) * time.Second)
+				}
+				mu.Lock()
+				outcomes = append(outcomes, o)
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(providerStart)
+	providerFailing.Store(true)
+	time.AfterFunc(providerDown, func() { providerFailing.Store(false) })
+	time.Sleep(cutAt - providerStart)
+	p.down()
+	time.Sleep(neo4jOutage)
+	p.up(t)
+	recovered := time.Now()
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d requests in %v; the last retry ended %v after Neo4j came back", len(outcomes), time.Since(start), time.Since(recovered))
+
+	retried, finals, slowest := 0, map[int]int{}, time.Duration(0)
+	for _, o := range outcomes {
+		finals[o.final.status]++
+		if o.sent.After(recovered.Add(time.Second)) {
+			slowest = max(slowest, o.ended.Sub(o.sent))
+		}
+		for _, s := range o.statuses {
+			if s >= 500 && s != 502 && s != 503 {
+				t.Errorf("key %s answered %d in %v", o.key, s, o.statuses)
+			}
+		}
+		if len(o.statuses) > 1 {
+			retried++
+			if o.final.status != 201 {
+				t.Errorf("key %s, retried per Retry-After, ended %d %s (all: %v)", o.key, o.final.status, o.final.body, o.statuses)
+			}
+		}
+		if o.final.status != 201 && o.final.status != 502 {
+			t.Errorf("key %s ended %d %s, want 201, or 502 from the failing provider", o.key, o.final.status, o.final.body)
+		}
+		if n := cypherCount(t, `MATCH (m:Message {role: 'user', content: $c}) RETURN count(m)`, map[string]any{"c": o.content}); n != 1 {
+			t.Errorf("key %s's user message is written %d times, want once (statuses %v)", o.key, n, o.statuses)
+		}
+	}
+	t.Logf("final statuses %v; %d requests retried; the slowest try sent a second after recovery took %v", finals, retried, slowest)
+	if slowest > 2*time.Second {
+		t.Errorf("a try sent a second after Neo4j came back took %v, want the pool recovered at once", slowest)
+	}
+	if retried == 0 || finals[201] == 0 || finals[502] == 0 {
+		t.Errorf("the drill saw %d retried requests and finals %v: the outages did not bite", retried, finals)
+	}
+	waitUntil(t, "no run left running", func() bool {
+		return cypherCount(t, `MATCH (r:ModelRun) WHERE r.branchId IN $b AND r.status = 'running' RETURN count(r)`, map[string]any{"b": branches}) == 0
+	})
 }
