@@ -89,6 +89,8 @@ type Store struct {
 	recent recentCalls
 	// blobRetry holds the blob removals that could not be checked against the graph.
 	blobRetry pendingBlobs
+	// releases are the releases of Idempotency-Key claims that Neo4j did not answer.
+	releases pendingReleases
 	// unavailable and failed count the driver failures the store answered (Neo4jErrors).
 	unavailable, failed atomic.Int64
 	// unreachableSince is when Neo4j last began to be unavailable (unix nanoseconds), zero
