@@ -365,3 +365,41 @@ func TestOutageReleasesDoNotCrowdThePool(t *testing.T) {
 		t.Errorf("a write after recovery took %v, want it answered at once", slowest)
 	}
 }
+
+// A keyed generation answered 201 as Neo4j went away, before its response was stored under
+// its key: the retry after recovery finds the turn on the key and answers it, with the same
+// message and run, writing nothing again.
+func TestOutageBeforeTheAnswerIsStoredRetryWritesNothing(t *testing.T) {
+	p, store := proxiedStore(t, t.TempDir())
+	gate := gateStatements(store)
+	h := newHarnessWith(t, store, "")
+	cfg := h.cfg
+	cfg.RunLease = 3 * time.Second
+	h.wire(cfg)
+	_, branch, ids := h.conversationWith([3]string{"echo", "echo", ""})
+	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "answered as Neo4j went away"}}
+
+	gate.arm("CompleteIdempotencyKey", 1)
+	answered := make(chan response, 1)
+	go func() { answered <- h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-unstored") }()
+	gate.waitHeld()
+	p.down()
+	gate.release()
+	sent := <-answered
+	if sent.status != 201 {
+		t.Fatalf("the generation answered %d %s, want 201", sent.status, sent.body)
+	}
+	p.up(t)
+	h.waitReady(20 * time.Second)
+	again := retryKeyed(h, 20*time.Second, "POST", "/v1/generations", body, "turn-unstored")
+	users := cypherCount(t, `MATCH (m:Message {branchId: $b, role: 'user'}) RETURN count(m)`, map[string]any{"b": branch})
+	answers := cypherCount(t, `MATCH (m:Message {branchId: $b, role: 'assistant'}) RETURN count(m)`, map[string]any{"b": branch})
+	if again.status != 201 || users != 1 || answers != 1 {
+		t.Fatalf("the retry answered %d %s; the branch holds %d user messages and %d answers, want 201, 1 and 1", again.status, again.body, users, answers)
+	}
+	a, b := sent.obj(t), again.obj(t)
+	if str(a, "userMessageId") != str(b, "userMessageId") || str(first(a, "runs"), "runId") != str(first(b, "runs"), "runId") {
+		t.Errorf("the retry answered %s, want the turn of %s", again.body, sent.body)
+	}
+	t.Logf("first: %s\nretry: %s", sent.body, again.body)
+}
