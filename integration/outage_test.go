@@ -105,28 +105,46 @@ func TestClientDisconnectIs499Not500(t *testing.T) {
 	}
 }
 
-// A keyed generation whose last write is cut by an outage, after its turn began: it answers
-// 503, and its retry with the same key and body once Neo4j is back finds the turn it began
-// and completes it, never writing its user message again.
-func TestOutageAfterTurnBeganRetryCompletesIt(t *testing.T) {
+// keyedTurnCut is a keyed generation cut by an outage: Neo4j, reached through a proxy, went
+// away while one of the request's statements was held, before its transaction committed.
+type keyedTurnCut struct {
+	h      *harness
+	p      *flakyProxy
+	branch string
+	body   map[string]any
+	// got is what the cut request answered.
+	got response
+}
+
+// cutKeyedTurn sends a generation with Idempotency-Key key, holds its statement, cuts the
+// proxy, lets the statement go and waits for the answer. Neo4j stays away. The server's run
+// lease (3 s) outlasts the outage, so that the cut request's release of its key, retried
+// every second while the lease holds, reaches Neo4j once it is back.
+func cutKeyedTurn(t *testing.T, statement, key string) keyedTurnCut {
+	t.Helper()
 	p, store := proxiedStore(t, t.TempDir())
 	gate := gateStatements(store)
 	h := newHarnessWith(t, store, "")
-	// The lease outlasts the outage, so the failed request's release of its key, retried
-	// every second while the lease holds, reaches Neo4j once it is back.
 	cfg := h.cfg
 	cfg.RunLease = 3 * time.Second
 	h.wire(cfg)
 	_, branch, ids := h.conversationWith([3]string{"echo", "echo", ""})
-	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "cut after the turn began"}}
-
-	gate.arm("RecordModelCall", 1)
+	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "cut at " + statement}}
+	gate.arm(statement, 1)
 	answered := make(chan response, 1)
-	go func() { answered <- h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-cut") }()
+	go func() { answered <- h.call("POST", "/v1/generations", body, "Idempotency-Key", key) }()
 	gate.waitHeld()
 	p.down()
 	gate.release()
-	r := <-answered
+	return keyedTurnCut{h: h, p: p, branch: branch, body: body, got: <-answered}
+}
+
+// A keyed generation whose last write is cut by an outage, after its turn began: it answers
+// 503, and its retry with the same key and body once Neo4j is back finds the turn it began
+// and completes it, never writing its user message again.
+func TestOutageAfterTurnBeganRetryCompletesIt(t *testing.T) {
+	c := cutKeyedTurn(t, "RecordModelCall", "turn-cut")
+	h, p, branch, body, r := c.h, c.p, c.branch, c.body, c.got
 	h.expectError(r, 503, "unavailable", "")
 	if r.header.Get("Retry-After") == "" {
 		t.Errorf("the 503 carries no Retry-After")
@@ -178,6 +196,31 @@ func TestIdempotentRetryOfReencodedBodyIsTheSameRequest(t *testing.T) {
 	}
 }
 
+// loopClients starts clients goroutines, each calling try with its number and its count of
+// tries so far, again and again; stop ends the loops and waits for them.
+func loopClients(clients int, try func(c, n int)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				try(c, n)
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // outcome is what one keyed generation of TestOutageEightClients got, first and last.
 type outcome struct {
 	key, content string
@@ -226,45 +269,32 @@ func TestOutageEightClients(t *testing.T) {
 	}
 
 	start := time.Now()
-	stop := make(chan struct{})
 	var mu sync.Mutex
 	var outcomes []outcome
 	maxWait := 0
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				o := outcome{key: fmt.Sprintf("drill-%s-%d-%d", branches[c], c, n), content: fmt.Sprintf("client %d turn %d %s", c, n, randomHex(4))}
-				body := map[string]any{"branchId": branches[c], "participantIds": participants[c], "userMessage": map[string]any{"content": o.content}}
-				deadline := time.Now().Add(patience)
-				for {
-					o.sent = time.Now()
-					r := h.call("POST", "/v1/generations", body, "Idempotency-Key", o.key)
-					o.statuses, o.final, o.ended = append(o.statuses, r.status), r, time.Now()
-					wait, err := strconv.Atoi(r.header.Get("Retry-After"))
-					if r.status == 503 {
-						mu.Lock()
-						maxWait = max(maxWait, wait)
-						mu.Unlock()
-					}
-					if (r.status != 503 && r.status != 409) || err != nil || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(time.Duration(max(wait, 1)) * time.Second)
-				}
+	stop := loopClients(clients, func(c, n int) {
+		o := outcome{key: fmt.Sprintf("drill-%s-%d-%d", branches[c], c, n), content: fmt.Sprintf("client %d turn %d %s", c, n, randomHex(4))}
+		body := map[string]any{"branchId": branches[c], "participantIds": participants[c], "userMessage": map[string]any{"content": o.content}}
+		deadline := time.Now().Add(patience)
+		for {
+			o.sent = time.Now()
+			r := h.call("POST", "/v1/generations", body, "Idempotency-Key", o.key)
+			o.statuses, o.final, o.ended = append(o.statuses, r.status), r, time.Now()
+			wait, err := strconv.Atoi(r.header.Get("Retry-After"))
+			if r.status == 503 {
 				mu.Lock()
-				outcomes = append(outcomes, o)
+				maxWait = max(maxWait, wait)
 				mu.Unlock()
 			}
-		}()
-	}
+			if (r.status != 503 && r.status != 409) || err != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Duration(max(wait, 1)) * time.Second)
+		}
+		mu.Lock()
+		outcomes = append(outcomes, o)
+		mu.Unlock()
+	})
 	time.Sleep(providerStart)
 	providerFailing.Store(true)
 	time.AfterFunc(providerDown, func() { providerFailing.Store(false) })
@@ -274,8 +304,7 @@ func TestOutageEightClients(t *testing.T) {
 	p.up(t)
 	recovered := time.Now()
 	time.Sleep(3 * time.Second)
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("%d requests in %v; the last retry ended %v after Neo4j came back", len(outcomes), time.Since(start), time.Since(recovered))
 
 	retried, finals, slowest := 0, map[int]int{}, time.Duration(0)
@@ -328,30 +357,16 @@ func TestOutageReleasesDoNotCrowdThePool(t *testing.T) {
 	w := h.world()
 	path := "/v1/branches/" + w.branch + "/messages"
 	p.down()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var refused atomic.Int64
-	for c := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := h.call("POST", path, map[string]any{"role": "user", "content": fmt.Sprintf("hammer %d %d", c, n)},
-					"Idempotency-Key", fmt.Sprintf("hammer-%s-%d-%d", w.conv, c, n))
-				if r.status == 503 {
-					refused.Add(1)
-				}
-			}
-		}()
-	}
+	stop := loopClients(16, func(c, n int) {
+		r := h.call("POST", path, map[string]any{"role": "user", "content": fmt.Sprintf("hammer %d %d", c, n)},
+			"Idempotency-Key", fmt.Sprintf("hammer-%s-%d-%d", w.conv, c, n))
+		if r.status == 503 {
+			refused.Add(1)
+		}
+	})
 	time.Sleep(8 * time.Second)
-	close(stop)
-	wg.Wait()
+	stop()
 	p.up(t)
 	time.Sleep(1500 * time.Millisecond)
 	var slowest time.Duration
@@ -370,22 +385,8 @@ func TestOutageReleasesDoNotCrowdThePool(t *testing.T) {
 // its key: the retry after recovery finds the turn on the key and answers it, with the same
 // message and run, writing nothing again.
 func TestOutageBeforeTheAnswerIsStoredRetryWritesNothing(t *testing.T) {
-	p, store := proxiedStore(t, t.TempDir())
-	gate := gateStatements(store)
-	h := newHarnessWith(t, store, "")
-	cfg := h.cfg
-	cfg.RunLease = 3 * time.Second
-	h.wire(cfg)
-	_, branch, ids := h.conversationWith([3]string{"echo", "echo", ""})
-	body := map[string]any{"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "answered as Neo4j went away"}}
-
-	gate.arm("CompleteIdempotencyKey", 1)
-	answered := make(chan response, 1)
-	go func() { answered <- h.call("POST", "/v1/generations", body, "Idempotency-Key", "turn-unstored") }()
-	gate.waitHeld()
-	p.down()
-	gate.release()
-	sent := <-answered
+	c := cutKeyedTurn(t, "CompleteIdempotencyKey", "turn-unstored")
+	h, p, branch, body, sent := c.h, c.p, c.branch, c.body, c.got
 	if sent.status != 201 {
 		t.Fatalf("the generation answered %d %s, want 201", sent.status, sent.body)
 	}
