@@ -2,9 +2,12 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -67,10 +70,16 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 				attribute.String("url.path", req.URL.Path)))
 		defer span.End()
 		c.SetRequest(req.WithContext(ctx))
-		if err := next(c); err != nil {
-			c.Error(err)
-		}
 		res := c.Response()
+		if err := next(c); err != nil {
+			if clientGone(req, res) {
+				// Nobody reads an answer now, and the failure is the client's leaving, not
+				// the server's: it is logged and counted as 499, outside the 5xx metrics.
+				res.Status = StatusClientClosedRequest
+			} else {
+				c.Error(err)
+			}
+		}
 		span.SetAttributes(attribute.Int("http.response.status_code", res.Status), attribute.String("ctxgraph.request_id", res.Header().Get(echo.HeaderXRequestID)))
 		if res.Status >= 500 {
 			span.SetStatus(codes.Error, http.StatusText(res.Status))
@@ -87,6 +96,16 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// StatusClientClosedRequest is the status (nginx's 499) a request is logged and counted with
+// when its client disconnected before it was answered.
+const StatusClientClosedRequest = 499
+
+// clientGone tells whether req's client went away before res was sent: its context was
+// cancelled (net/http cancels it when the connection closes) and nothing was answered.
+func clientGone(req *http.Request, res *echo.Response) bool {
+	return !res.Committed && errors.Is(req.Context().Err(), context.Canceled)
 }
 
 // unescapeParams gives handlers the ids of the path as the client meant them. Echo routes on
@@ -138,8 +157,7 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		sum := sha256.Sum256(append([]byte(req.Method+" "+req.URL.Path+"\n"), body...))
-		hash := hex.EncodeToString(sum[:])
+		hash := requestHash(req.Method, req.URL.Path, body)
 		ctx := req.Context()
 
 		hold := claimHold(c.Path())
@@ -188,6 +206,24 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
+}
+
+// requestHash is what tells a retry of a request from a different request under one
+// Idempotency-Key: the method, the path and the body's content. A JSON body is hashed in
+// its canonical form (compact, object keys sorted), so that a client that encodes the same
+// request again after an outage, with its keys in another order or other spacing, is seen
+// to retry it rather than to send a different one. Any other body is hashed as sent.
+func requestHash(method, path string, body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil && !dec.More() {
+		if canonical, err := json.Marshal(v); err == nil {
+			body = canonical
+		}
+	}
+	sum := sha256.Sum256(append([]byte(method+" "+path+"\n"), body...))
+	return hex.EncodeToString(sum[:])
 }
 
 // recordingWriter keeps a copy of the response body for the idempotency store.

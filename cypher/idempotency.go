@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"sync"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -17,6 +18,9 @@ import (
 // response only under its own claim. A generation holds its key longer (api's claimHold).
 const DefaultClaimHold = 2 * time.Minute
 
+// claimAttempts is how many times a claim is made while it races the release of its key.
+const claimAttempts = 3
+
 // releaseRetryEvery is how often a release that Neo4j did not answer is tried again.
 const releaseRetryEvery = time.Second
 
@@ -25,7 +29,34 @@ var (
 	claimIdempotencyKey    = newQuery[claimKeyParams, keyRow]("ClaimIdempotencyKey")
 	completeIdempotencyKey = newQuery[completeKeyParams, idRow]("CompleteIdempotencyKey")
 	releaseIdempotencyKey  = newQuery[releaseKeyParams, noRows]("ReleaseIdempotencyKey")
+	releaseIdempotencyKeys = newQuery[releaseKeysParams, noRows]("ReleaseIdempotencyKeys")
 )
+
+type releaseKeysParams struct {
+	IDs        []string  `param:"ids"`
+	AccountIDs []string  `param:"accountIds"`
+	Claims     []string  `param:"claims"`
+	Now        time.Time `param:"now"`
+}
+
+// releaseBatch is how many releases one ReleaseIdempotencyKeys statement makes.
+const releaseBatch = 500
+
+// pendingReleases are the releases of claims that Neo4j did not answer, each until its
+// claim would be stale anyway. One goroutine at a time makes them, in batches: an outage
+// leaves one behind every refused keyed try, and thousands of releases each retried on its
+// own fired together when Neo4j came back, took the pool's connections and held the first
+// requests after the outage near the acquisition timeout.
+type pendingReleases struct {
+	mu      sync.Mutex
+	claims  map[string]pendingRelease
+	running bool
+}
+
+type pendingRelease struct {
+	claim *model.IdempotencyClaim
+	until time.Time
+}
 
 type claimKeyParams struct {
 	ID          string    `param:"id"`
@@ -52,9 +83,10 @@ type completeKeyParams struct {
 }
 
 type releaseKeyParams struct {
-	ID        string `param:"id"`
-	AccountID string `param:"accountId"`
-	Claim     string `param:"claim"`
+	ID        string    `param:"id"`
+	AccountID string    `param:"accountId"`
+	Claim     string    `param:"claim"`
+	Now       time.Time `param:"now"`
 }
 
 // idempotencyID scopes a client's key to its account.
@@ -74,15 +106,28 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 		hold = DefaultClaimHold
 	}
 	claim := &model.IdempotencyClaim{AccountID: accountID, Key: key, Claim: newID("claim"), Hold: hold}
-	row, _, err := claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
-		ID: idempotencyID(accountID, key), AccountID: accountID, RequestHash: requestHash,
-		Claim: claim.Claim, Now: s.Now(), StaleAt: s.Now().Add(hold),
-	})
+	var row keyRow
+	var err error
+	for range claimAttempts {
+		row, _, err = claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
+			ID: idempotencyID(accountID, key), AccountID: accountID, RequestHash: requestHash,
+			Claim: claim.Claim, Now: s.Now(), StaleAt: s.Now().Add(hold),
+		})
+		// A key that an earlier try's release deleted while this MERGE matched it comes back
+		// without its properties: that is no answer about this request (it read as "used for a
+		// different request"), and the claim is made again on a key that no longer exists.
+		if err != nil || row.K.str("requestHash") != "" {
+			break
+		}
+	}
+	if err == nil && row.K.str("requestHash") == "" {
+		err = model.Unavailable("the Idempotency-Key was being released as it was claimed; retry", nil)
+	}
 	if err != nil {
 		// The claim may have committed with its answer lost on the way back: release it once
 		// Neo4j answers again, so that the client's retry is not held off until the claim is
 		// stale. Neo4j has just failed to answer, so the first try is not made now.
-		go s.releaseUntilStale(context.WithoutCancel(ctx), claim)
+		s.releaseLater(claim)
 		return nil, model.IdempotentResponse{}, err
 	}
 	k := row.K
@@ -155,31 +200,77 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim *model.Idempot
 	return err
 }
 
-// ReleaseIdempotencyKey frees the key of a request that failed, if it still holds it. When
-// Neo4j does not answer, the release is tried again every second until it succeeds or the
-// claim would be stale anyway, so that the client's retry does not wait for staleness.
+// ReleaseIdempotencyKey frees the key of a request that failed, if it still holds it; a
+// generation's key that holds the turn it began lapses instead, for its retry to complete
+// that turn (ReleaseIdempotencyKey.cypher). When Neo4j does not answer, the release is tried
+// again every second, with the others pending (releaseLater), until it succeeds or the claim
+// would be stale anyway, so that the client's retry does not wait for staleness.
 func (s *Store) ReleaseIdempotencyKey(ctx context.Context, claim *model.IdempotencyClaim) {
-	ctx = context.WithoutCancel(ctx)
-	if s.release(ctx, claim) != nil {
-		go s.releaseUntilStale(ctx, claim)
+	if s.release(context.WithoutCancel(ctx), claim) != nil {
+		s.releaseLater(claim)
 	}
 }
 
 func (s *Store) release(ctx context.Context, claim *model.IdempotencyClaim) error {
 	_, err := releaseIdempotencyKey.autoAll(ctx, s, neo4j.AccessModeWrite, releaseKeyParams{
-		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim, Now: s.Now(),
 	})
 	return err
 }
 
-// releaseUntilStale tries to release claim every releaseRetryEvery until it succeeds or the
-// claim would be stale anyway.
-func (s *Store) releaseUntilStale(ctx context.Context, claim *model.IdempotencyClaim) {
-	deadline := time.Now().Add(claim.Hold)
-	for time.Now().Before(deadline) {
+// releaseLater adds claim to the pending releases, starting their goroutine if none runs.
+func (s *Store) releaseLater(claim *model.IdempotencyClaim) {
+	p := &s.releases
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.claims == nil {
+		p.claims = map[string]pendingRelease{}
+	}
+	p.claims[claim.Claim] = pendingRelease{claim: claim, until: time.Now().Add(claim.Hold)}
+	if !p.running {
+		p.running = true
+		go s.releasePending()
+	}
+}
+
+// releasePending makes the pending releases every releaseRetryEvery, in batches, until none
+// is left: each is dropped once made, or once its claim would be stale anyway.
+func (s *Store) releasePending() {
+	p := &s.releases
+	for {
 		time.Sleep(releaseRetryEvery)
-		if s.release(ctx, claim) == nil {
+		p.mu.Lock()
+		now := time.Now()
+		var batch []*model.IdempotencyClaim
+		for id, r := range p.claims {
+			if now.After(r.until) {
+				delete(p.claims, id)
+			} else {
+				batch = append(batch, r.claim)
+			}
+		}
+		if len(batch) == 0 {
+			p.running = false
+			p.mu.Unlock()
 			return
+		}
+		p.mu.Unlock()
+		for len(batch) > 0 {
+			chunk := batch[:min(releaseBatch, len(batch))]
+			batch = batch[len(chunk):]
+			params := releaseKeysParams{Now: s.Now()}
+			for _, c := range chunk {
+				params.IDs = append(params.IDs, idempotencyID(c.AccountID, c.Key))
+				params.AccountIDs, params.Claims = append(params.AccountIDs, c.AccountID), append(params.Claims, c.Claim)
+			}
+			if _, err := releaseIdempotencyKeys.autoAll(context.Background(), s, neo4j.AccessModeWrite, params); err != nil {
+				break // Neo4j is still away: the rest wait for the next round
+			}
+			p.mu.Lock()
+			for _, c := range chunk {
+				delete(p.claims, c.Claim)
+			}
+			p.mu.Unlock()
 		}
 	}
 }

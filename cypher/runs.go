@@ -403,9 +403,9 @@ func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string
 			if held.IsZero() {
 				held = row.R.time("stepClaimedAt").Add(model.TurnHold)
 			}
-			// The clock is read again: the claim that holds the run may have been taken, and
-			// its lease stamped, after this transaction began.
-			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now().UTC()),
+			// Counted from now, after the statement: the lease it read may have been taken
+			// after this transaction began, and is then up to a whole term from now.
+			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now()),
 				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", runID)}
 		}
 		return run, nil

@@ -89,8 +89,13 @@ type Store struct {
 	recent recentCalls
 	// blobRetry holds the blob removals that could not be checked against the graph.
 	blobRetry pendingBlobs
+	// releases are the releases of Idempotency-Key claims that Neo4j did not answer.
+	releases pendingReleases
 	// unavailable and failed count the driver failures the store answered (Neo4jErrors).
 	unavailable, failed atomic.Int64
+	// unreachableSince is when Neo4j last began to be unavailable (unix nanoseconds), zero
+	// while it answers: the Retry-After of a 503 grows with the outage (unavailableRetryAfter).
+	unreachableSince atomic.Int64
 	// readsOnLeader routes reads as writes are routed, to the leader (Config.AnyReader).
 	readsOnLeader bool
 }
@@ -311,6 +316,7 @@ func statement(ctx context.Context, s *Store, mode neo4j.AccessMode, name string
 	if err != nil {
 		return nil, s.translate(err)
 	}
+	s.unreachableSince.Store(0)
 	coverage.transaction(name, time.Since(start))
 	return recs, nil
 }
@@ -418,6 +424,7 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 		var zero T
 		return zero, s.translate(err)
 	}
+	s.unreachableSince.Store(0)
 	if claim := model.IdempotencyClaimOf(ctx); answered && claim != nil {
 		claim.Answered = true
 	}
@@ -434,10 +441,31 @@ func (s *Store) translate(err error) error {
 	case errors.Is(err, context.Canceled):
 	case model.KindOf(out) == model.KindUnavailable:
 		s.unavailable.Add(1)
+		now := time.Now().UnixNano()
+		s.unreachableSince.CompareAndSwap(0, now)
+		var me *model.Error
+		if errors.As(out, &me) && me.RetryAfter == 0 {
+			waited := *me
+			waited.RetryAfter = unavailableRetryAfter(time.Duration(now - s.unreachableSince.Load()))
+			out = &waited
+		}
 	case model.KindOf(out) == model.KindInternal:
 		s.failed.Add(1)
 	}
 	return out
+}
+
+// maxUnavailableRetryAfter bounds the Retry-After of a 503 while Neo4j is unavailable.
+const maxUnavailableRetryAfter = 5
+
+// unavailableRetryAfter is the Retry-After, in seconds, of a 503 after Neo4j has been
+// unavailable for down: a second at first, then half the outage so far, up to
+// maxUnavailableRetryAfter. A blip is retried at once; a client that follows it through a
+// long outage spends its retries over the outage rather than its first seconds (a client
+// that gives up after five tries lasts about 20 s instead of 5), and loads the recovering
+// server with fewer retries.
+func unavailableRetryAfter(down time.Duration) int {
+	return min(maxUnavailableRetryAfter, max(1, int(down/(2*time.Second))))
 }
 
 // Neo4jErrors reports how many of the store's statements and transactions failed because
