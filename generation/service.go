@@ -221,13 +221,31 @@ func (s *Service) completeTurn(ctx context.Context, accountID string, turn model
 					errs[i] = nil // the run's failure is in its result, as in a first try
 				}
 			default:
-				res.Status = run.Status
+				res.Status, res.AssemblyID = run.Status, run.LastAssembly
+				if run.Status == model.RunCompleted {
+					res.Message, errs[i] = s.answerOf(ctx, accountID, run)
+				}
 			}
 			out.Runs[i] = res
 		}()
 	}
 	wg.Wait()
 	return out, answer(out, errs)
+}
+
+// answerOf is the assistant message a completed run recorded, as a generation answers it:
+// read from its branch's transcript, for a turn whose stored answer was lost.
+func (s *Service) answerOf(ctx context.Context, accountID string, run model.Run) (*model.GeneratedMessage, error) {
+	h, err := s.Graph.History(ctx, accountID, run.BranchID)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(h.Items) - 1; i >= 0; i-- {
+		if it := h.Items[i]; it.Type == "message" && it.Role == "assistant" && it.RunID == run.ID {
+			return &model.GeneratedMessage{ID: it.ID, Content: it.Content}, nil
+		}
+	}
+	return nil, nil
 }
 
 // Continue calls the model again for a run whose calls all have results.

@@ -402,5 +402,11 @@ func TestOutageBeforeTheAnswerIsStoredRetryWritesNothing(t *testing.T) {
 	if str(a, "userMessageId") != str(b, "userMessageId") || str(first(a, "runs"), "runId") != str(first(b, "runs"), "runId") {
 		t.Errorf("the retry answered %s, want the turn of %s", again.body, sent.body)
 	}
+	// The recorded turn is answered whole: the run's answer and the assembly of its call.
+	ra, rb := first(a, "runs"), first(b, "runs")
+	if ma, mb := ra["message"].(map[string]any), rb["message"]; mb == nil || mb.(map[string]any)["id"] != ma["id"] || mb.(map[string]any)["content"] != ma["content"] ||
+		str(rb, "assemblyId") != str(ra, "assemblyId") {
+		t.Errorf("the retry answered run %v, want its message and assembly as first answered: %v", rb, ra)
+	}
 	t.Logf("first: %s\nretry: %s", sent.body, again.body)
 }
