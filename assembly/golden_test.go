@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
 )
@@ -169,6 +170,9 @@ func generatedLineage(seed uint64) (*snapshotGraph, model.AssemblyRequest) {
 			Message: model.MessageFacts{Role: role, Content: text(r, 3+r.IntN(60))}}
 		if role == "assistant" {
 			c.OwnerParticipantID = pick(r, "pt_me", "pt_other")
+		}
+		if role == "user" { // as the store reads a user message's record
+			c.Message.Stated = extract.StatedValues(c.Message.Content, extract.MaxStatedValues)
 		}
 		if r.IntN(8) == 0 {
 			c.Visibility, c.OwnerParticipantID = model.VisibilityParticipant, "pt_other"

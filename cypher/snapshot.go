@@ -5,6 +5,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -241,6 +242,9 @@ func baseCandidate(kind model.RecordType, p props) model.Candidate {
 		c.Type, c.Visibility = model.TypeMessage, model.Visibility(p.str("visibility"))
 		c.OwnerParticipantID, c.OwnerRunID = p.str("participantId"), p.str("runId")
 		c.Message = model.MessageFacts{Role: p.str("role"), Content: p.str("content")}
+		if c.Message.Role == "user" {
+			c.Message.Stated = extract.StatedValues(c.Message.Content, extract.MaxStatedValues)
+		}
 	case model.TypeToolCall:
 		c.Type, c.OwnerRunID, c.OwnerParticipantID = model.TypeToolCall, p.str("runId"), p.str("participantId")
 		c.Tool = model.ToolFacts{Name: p.str("tool"), Status: model.ToolPending}

@@ -6,13 +6,16 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ctxgraph/ctxgraph/model"
 )
 
 // Value is one value a user message stated, with where it stands.
-type Value struct {
-	Text    string // quoted exactly as in the message
-	Locator string // a byte range "bytes=START-END" (END exclusive) into the message content
-}
+type Value = model.StatedValue
+
+// MaxStatedValues is the most values a policy may have a message stand in as: the values of
+// a message's record are worked out once, this many, and each policy takes its first ones.
+const MaxStatedValues = 100
 
 // StatedValues returns the identifiers, figures and names a message states, in the order
 // they appear, each once, at most max (none when max <= 0):

@@ -81,6 +81,16 @@ type MessageFacts struct {
 	Role            string
 	Content         string
 	ParticipantName string
+	// Stated are the values a user message states (extract.StatedValues, at most
+	// extract.MaxStatedValues), worked out once when its record is read: its text never
+	// changes, and every judgement of a lineage would otherwise scan every older turn again.
+	Stated []StatedValue
+}
+
+// StatedValue is one value a message states, quoted exactly, with where it stands.
+type StatedValue struct {
+	Text    string // quoted exactly as in the message
+	Locator string // a byte range "bytes=START-END" (END exclusive) into the message content
 }
 
 // ToolFacts are what tool calls and artifacts share: the tool, and the status and error of

@@ -476,7 +476,7 @@ func judgeMessage(v Version, req Request, c *model.Candidate, window map[string]
 		vd.Decision = omit(c, model.PolicyWindow, RuleOlderTurn, model.ReasonWindow)
 		if p := v.Promotion; p != nil && p.UserMessageValues > 0 && c.Message.Role == "user" {
 			// What a later turn may need of it stands in: the values it stated, quoted.
-			if stated := extract.StatedValues(c.Message.Content, p.UserMessageValues); len(stated) > 0 {
+			if stated := c.Message.Stated[:min(len(c.Message.Stated), p.UserMessageValues)]; len(stated) > 0 {
 				vd.Stated = stated
 				vd.Decision = include(c, model.PolicyWindow, RuleOlderTurnValues, model.AsMemory, "values stated in a turn that left the window, at "+locators(stated))
 				vd.Tier = TierMemory

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -1447,7 +1448,12 @@ func TestJudgeHandleNamesItsCall(t *testing.T) {
 }
 
 func TestJudgeOlderTurnValues(t *testing.T) {
-	said := func(text string) opt { return func(c *model.Candidate) { c.Message.Content = text } }
+	// A user message's record carries the values it states, as the store reads it.
+	said := func(text string) opt {
+		return func(c *model.Candidate) {
+			c.Message.Content, c.Message.Stated = text, extract.StatedValues(text, extract.MaxStatedValues)
+		}
+	}
 	var cands []model.Candidate
 	cands = append(cands, message("u0", 0, "user", said("My access token is tok_9f8e7d; I fly from SFO.")),
 		message("u1", 1, "user", said("thanks, that is all")))

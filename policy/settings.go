@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -198,8 +199,8 @@ func validPromotion(p *Promotion) error {
 		return bad("digestTokens: %d is not between 1 and 8192", p.DigestTokens)
 	case !slices.Contains(model.FreshnessClasses, p.FreshnessClass):
 		return bad("freshnessClass: %q is not one of %s", p.FreshnessClass, strings.Join(model.FreshnessClasses, ", "))
-	case p.UserMessageValues < 0 || p.UserMessageValues > 100:
-		return bad("userMessageValues: %d is not between 0 and 100", p.UserMessageValues)
+	case p.UserMessageValues < 0 || p.UserMessageValues > extract.MaxStatedValues:
+		return bad("userMessageValues: %d is not between 0 and %d", p.UserMessageValues, extract.MaxStatedValues)
 	}
 	for tool, class := range p.ToolFreshness {
 		if !slices.Contains(model.FreshnessClasses, class) {
