@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxgraph/ctxgraph/browser"
+	"github.com/ctxgraph/ctxgraph/dropin"
 	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
@@ -41,6 +42,8 @@ type Config struct {
 	Assemblies  model.AssemblyGraph
 	// Generator runs turns on the generation path; without it those routes answer 503.
 	Generator model.Generator
+	// DropIns serves the drop-in endpoints (DESIGN §9); without it they answer 503.
+	DropIns *dropin.Service
 	// Schedules keeps schedules; without it those routes answer 503.
 	Schedules model.Schedules
 	// Policies resolves, lists and creates the accounts' policy versions; without it the
@@ -69,6 +72,7 @@ type Server struct {
 	assembler  model.ContextAssembler
 	assemblies model.AssemblyGraph
 	generator  model.Generator
+	dropins    *dropin.Service
 	schedules  model.Schedules
 	// policyLibrary keeps the policy versions; providerInfo describes the providers.
 	policyLibrary policy.Library
@@ -85,7 +89,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
-		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator,
+		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator, dropins: cfg.DropIns,
 		schedules: cfg.Schedules, leases: cfg.Leases, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
 		policyLibrary: cfg.Policies, providerInfo: cfg.Providers,
 	}
@@ -173,6 +177,16 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/conversations/:id/schedules", s.listSchedules)
 	v1(http.MethodGet, "/schedules/:id", s.readSchedule)
 	v1(http.MethodDelete, "/schedules/:id", s.deleteSchedule)
+
+	// The drop-in endpoints (DESIGN §9) answer in their vendor's protocol, errors included,
+	// and take the key where that vendor's SDK sends it.
+	openAI := func(method, path string, h echo.HandlerFunc) {
+		e.Add(method, "/v1/openai"+path, h, s.vendorErrors(openAIErrors), s.vendorKey)
+	}
+	openAI(http.MethodPost, "/chat/completions", s.openAIChat)
+	openAI(http.MethodGet, "/models", s.openAIModels)
+	openAI(http.MethodGet, "/models/*", s.openAIModel)
+	e.Any("/v1/openai/*", openAIUnknown, s.vendorErrors(openAIErrors))
 	return s
 }
 

@@ -651,7 +651,8 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 	res.Tokens = model.GenerationTokens{Assembled: a.Tokens.Assembled, Baseline: a.Tokens.Baseline}
 	emit := sr.options.OnEvent
 	if emit != nil && mc.first {
-		emit(model.GenerationEvent{Name: model.EventRunStarted, Data: map[string]string{"runId": run.ID, "participantId": pc.participant.ID, "assemblyId": a.ID}})
+		emit(model.GenerationEvent{Name: model.EventRunStarted, Data: map[string]any{"runId": run.ID, "participantId": pc.participant.ID,
+			"assemblyId": a.ID, "tokens": res.Tokens}})
 	}
 	tools := sr.options.Tools
 	offered := mc.offer && a.Recallable
@@ -724,7 +725,7 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 				callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 			}
 			t, err := s.Graph.RequestToolCall(rctx, accountID, model.NewToolCall{RunID: run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
-				CallID: callID, Freshness: declared(sr.options.Tools, tc.Name)})
+				CallID: callID, Freshness: model.DeclaredFreshness(sr.options.Tools, tc.Name)})
 			if err != nil {
 				return res, false, err
 			}
@@ -784,16 +785,6 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
 	s.emitEnd(emit, res)
 	return res, false, nil
-}
-
-// declared is what the offered tool of that name declared of its results' freshness.
-func declared(tools []model.ToolSpec, name string) *model.ToolFreshness {
-	for _, t := range tools {
-		if t.Name == name {
-			return t.Freshness()
-		}
-	}
-	return nil
 }
 
 // endProviderSpan ends a provider call's span with what the GenAI semantic conventions ask

@@ -105,6 +105,17 @@ type ToolSpec struct {
 	RevalidateWith []string `json:"revalidateWith,omitempty"`
 }
 
+// DeclaredFreshness is what the offered tool of that name declared of its results'
+// freshness: nil when none of tools has the name or it declares nothing.
+func DeclaredFreshness(tools []ToolSpec, name string) *ToolFreshness {
+	for _, t := range tools {
+		if t.Name == name {
+			return t.Freshness()
+		}
+	}
+	return nil
+}
+
 // Freshness is the tool's declaration of its results' freshness, nil when it makes none.
 func (t ToolSpec) Freshness() *ToolFreshness {
 	if t.FreshnessClass == "" && t.StaleAfter == "" && len(t.RevalidateWith) == 0 {

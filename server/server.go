@@ -13,6 +13,7 @@ import (
 	"github.com/ctxgraph/ctxgraph/api"
 	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/blob"
+	"github.com/ctxgraph/ctxgraph/dropin"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/metrics"
@@ -68,6 +69,8 @@ type Server struct {
 	Policies *policies.Service
 	// Providers describes the configured providers (the built-in echo when none).
 	Providers []model.ProviderInfo
+	// DropIns serves the drop-in endpoints (DESIGN §9).
+	DropIns *dropin.Service
 }
 
 // New wires a server over cfg.Store.
@@ -122,8 +125,9 @@ func New(cfg Config) *Server {
 	if cfg.Log != nil {
 		s.Scheduler.Log = cfg.Log.Named("scheduler")
 	}
+	s.DropIns = &dropin.Service{Graph: graph, Chains: store, Generator: s.Turns, Providers: s.Providers}
 	s.API = api.New(api.Config{
-		Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
+		DropIns: s.DropIns, Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
 		Generator: s.Turns, Schedules: s.Scheduler, Policies: s.Policies, Providers: s.Providers, Leases: s.Leases,
 		Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
 	})

@@ -23,6 +23,7 @@ CALL (c) {
     UNION ALL MATCH (n:Checkpoint {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:ScheduleTick {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Schedule {conversationId: c.id}) RETURN n
+    UNION ALL MATCH (n:ChainPoint {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Branch {conversationId: c.id}) RETURN n
     UNION ALL MATCH (n:Participant {conversationId: c.id}) RETURN n
   }

@@ -5,7 +5,8 @@
 // again. Returns nothing for an unknown conversation; a conversation already marked is
 // marked again (its branches may be gone already), so an interrupted deletion is finished
 // by deleting it again. The stored idempotent responses of the conversation's writes are
-// erased: a replay answers 404, never the deleted content.
+// erased: a replay answers 404, never the deleted content. Its drop-in key (clientKey) is
+// given up, so that a client using the key again starts a new conversation.
 // Locks are taken in the order every writer takes them: the conversation, then each branch
 // (in id order), then each participant, and only then the records that deleting them
 // detaches. A writer locks its branch (or the conversation) before anything else, so it
@@ -13,6 +14,7 @@
 // the mark needs while it waits for one the mark holds (a deadlock).
 MATCH (c:Conversation {id: $id, accountId: $accountId})
 SET c.deletedAt = coalesce(c.deletedAt, $recordedAt)
+REMOVE c.clientKey
 WITH c
 CALL (c) {
   MATCH (n:Branch {conversationId: c.id})
