@@ -52,17 +52,6 @@ func (s *Server) openAIModels(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": openaiwire.Models(s.providerInfo)})
 }
 
-// openAIModel is GET /v1/openai/models/{id}.
-func (s *Server) openAIModel(c echo.Context) error {
-	id := c.Param("*")
-	for _, m := range openaiwire.Models(s.providerInfo) {
-		if m.ID == id {
-			return c.JSON(http.StatusOK, m)
-		}
-	}
-	return &model.Error{Kind: model.KindNotFound, Field: "model", Message: "model " + id + " is not a configured provider's (GET /v1/openai/models lists them)"}
-}
-
 // openAIUnknown answers a path under the OpenAI base URL that ctxgraph does not serve.
 func openAIUnknown(c echo.Context) error {
 	return &httpError{status: http.StatusNotFound, message: "ctxgraph serves chat/completions and models under this base URL, not " + c.Request().Method + " " + c.Request().URL.Path}

@@ -34,6 +34,7 @@ var codeOfStatus = map[int]string{
 	http.StatusRequestEntityTooLarge: "too_large",
 	http.StatusServiceUnavailable:    "unavailable",
 	http.StatusInternalServerError:   "internal",
+	http.StatusBadGateway:            "provider_error",
 }
 
 // errorBody is the JSON shape of every error: {"error": {"code", "message", "field"}}.

@@ -185,10 +185,9 @@ func New(cfg Config) *Server {
 	}
 	openAI(http.MethodPost, "/chat/completions", s.openAIChat)
 	openAI(http.MethodGet, "/models", s.openAIModels)
-	openAI(http.MethodGet, "/models/*", s.openAIModel)
-	e.Any("/v1/openai/*", openAIUnknown, s.vendorErrors(openAIErrors))
+	e.RouteNotFound("/v1/openai/*", openAIUnknown, s.vendorErrors(openAIErrors))
 	e.Add(http.MethodPost, "/v1/anthropic/v1/messages", s.anthropicMessages, s.vendorErrors(anthropicErrors), s.vendorKey)
-	e.Any("/v1/anthropic/*", anthropicUnknown, s.vendorErrors(anthropicErrors))
+	e.RouteNotFound("/v1/anthropic/*", anthropicUnknown, s.vendorErrors(anthropicErrors))
 	return s
 }
 

@@ -525,6 +525,10 @@ func (t *tail) generate(ctx context.Context) (model.Generation, error) {
 	in := model.GenerationRequest{BranchID: t.branchID, ParticipantIDs: []string{t.c.participant.ID}, Options: opts}
 	if t.user != nil {
 		in.UserMessage = &model.NewUserMessage{Content: t.user.Text}
+	} else {
+		// The turn writes no message, so a retry has nothing to write twice; it answers
+		// the list afresh rather than as a turn the key began (which may have failed).
+		ctx = model.WithTurnKey(ctx, nil)
 	}
 	return s.Generator.Generate(ctx, acc, in)
 }
