@@ -226,6 +226,8 @@ type dropIn struct {
 	h        *harness
 	base     string
 	provider *protocolServer
+	// model is the provider's own name of the model the clients name.
+	model string
 	// explained are the assemblies already checked to resolve.
 	explained map[string]bool
 }
@@ -244,7 +246,7 @@ func newDropIn(t *testing.T, p *protocolServer, name, model string) *dropIn {
 	h := newProviderHarness(t, cfgs...)
 	srv := httptest.NewServer(h.srv)
 	t.Cleanup(srv.Close)
-	return &dropIn{h: h, base: srv.URL, provider: p, explained: map[string]bool{}}
+	return &dropIn{h: h, base: srv.URL, provider: p, model: model, explained: map[string]bool{}}
 }
 
 // dropInClients installs the pinned clients (a no-op once they are) and returns the
@@ -383,15 +385,18 @@ func (d *dropIn) derivedMemory(t *testing.T, callID string) (summary, memory, ar
 	return summary, memory, artifact
 }
 
-// checkRequests checks every request the provider received: each tool call answered by
-// exactly one result right after it and each result answering a call before it, no user
-// message twice, and the client's ctxgraph key in no header. It returns the requests read as
-// wire messages.
+// checkRequests checks every request the provider received: the model by the provider's own
+// name, each tool call answered by exactly one result right after it and each result
+// answering a call before it, no user message twice, and the client's ctxgraph key in no
+// header. It returns the requests read as wire messages.
 func (d *dropIn) checkRequests(t *testing.T, read func(map[string]any) []wireMessage) [][]wireMessage {
 	t.Helper()
 	p := d.provider
 	var all [][]wireMessage
 	for n := range p.count() {
+		if got := p.request(t, n)["model"]; got != d.model {
+			t.Errorf("request %d: got model %v, want %s", n, got, d.model)
+		}
 		if strings.Contains(fmt.Sprint(p.headers[n]), d.h.key) {
 			t.Errorf("request %d carried the client's ctxgraph key to the provider: %v", n, p.headers[n])
 		}
@@ -470,6 +475,23 @@ func requestsFor(all [][]wireMessage, text string) []int {
 	return out
 }
 
+// refusals checks the errors a client's SDK raised for a key ctxgraph does not know and a
+// model no provider serves: the SDK's own error classes for 401 and 404, from a body in the
+// vendor's error shape that says why. errorOf finds the vendor's error object in the body the
+// SDK kept.
+func refusals(t *testing.T, errs map[string]any, errorOf func(body map[string]any) map[string]any) {
+	t.Helper()
+	for name, want := range map[string]struct {
+		class  string
+		status float64
+	}{"bad_key": {"AuthenticationError", 401}, "unknown_model": {"NotFoundError", 404}} {
+		got := obj(errs[name])
+		if str(got, "class") != want.class || got["status"] != want.status || str(errorOf(obj(got["body"])), "message") == "" {
+			t.Errorf("%s: the SDK raised %v, want %s (%v) with the vendor's error body and a message", name, got, want.class, want.status)
+		}
+	}
+}
+
 // idReached fails the test unless the user message question reached the provider exactly
 // once, in a request that held the order id an earlier turn's tool returned.
 func (d *dropIn) idReached(t *testing.T, all [][]wireMessage, question string) {
@@ -496,7 +518,8 @@ func list(v any) []any {
 // TestDropInOpenAISDK drives POST /v1/openai/chat/completions and GET /v1/openai/models
 // with the official openai Python SDK (testdata/dropin/openai_sdk.py): a plain turn, a tool
 // loop over three turns whose last needs the order id only the tool returned, a retried
-// request, an edited earlier message, and a streamed turn in a conversation of its own.
+// request, an edited earlier message, a streamed turn in a conversation of its own, and the
+// SDK's errors for an unknown key and an unknown model.
 func TestDropInOpenAISDK(t *testing.T) {
 	python, _ := dropInClients(t)
 	d := newDropIn(t, newOpenAIDesk(t), "openai", "gpt-4.1")
@@ -615,6 +638,9 @@ func TestDropInOpenAISDK(t *testing.T) {
 	if other := d.conversationOf(t, streamed.run); str(other, "id") == str(conv, "id") {
 		t.Errorf("the streamed turn, without a thread key, joined the thread's conversation %s", str(conv, "id"))
 	}
+
+	// The openai SDK keeps the error object of {"error": {...}} as the body.
+	refusals(t, obj(out["errors"]), func(body map[string]any) map[string]any { return body })
 }
 
 // TestDropInLangGraph runs LangGraph's prebuilt ReAct agent over langchain-openai's
@@ -675,7 +701,8 @@ func TestDropInLangGraph(t *testing.T) {
 
 // TestDropInAnthropicSDK drives POST /v1/anthropic/v1/messages with the official anthropic
 // Python SDK (testdata/dropin/anthropic_sdk.py): a tool loop (tool_use, tool_result, final
-// text) and a streamed turn (messages.stream) that needs the order id the tool returned.
+// text), a streamed turn (messages.stream) that needs the order id the tool returned, and
+// the SDK's errors for an unknown key and an unknown model.
 func TestDropInAnthropicSDK(t *testing.T) {
 	python, _ := dropInClients(t)
 	d := newDropIn(t, newAnthropicDesk(t), "anthropic", "claude-sonnet-4-5")
@@ -740,6 +767,13 @@ func TestDropInAnthropicSDK(t *testing.T) {
 	if got := str(d.conversationOf(t, thread.run), "instructions"); got != "You are the support assistant of an online shop." {
 		t.Errorf("conversation instructions: got %q, want the client's system prompt", got)
 	}
+	// The anthropic SDK keeps the whole {"type": "error", "error": {...}}.
+	refusals(t, obj(out["errors"]), func(body map[string]any) map[string]any {
+		if str(body, "type") != "error" {
+			return nil
+		}
+		return obj(body["error"])
+	})
 }
 
 // TestDropInVercelAISDK runs the Vercel AI SDK (testdata/dropin/node/vercel.mjs):

@@ -2,8 +2,8 @@
 
 It changes nothing but the base URL and the key (CTXGRAPH_BASE, CTXGRAPH_KEY) and prints one
 JSON object of what it observed: a tool loop (tool_use, then tool_result, then the final
-text) and a streamed turn after it (messages.stream), with the X-Ctxgraph-* headers of each
-response. The conversation is kept by metadata.user_id. integration/dropin_test.go runs it
+text), a streamed turn after it (messages.stream), with the X-Ctxgraph-* headers of each
+response, and the errors the SDK raises for an unknown key and an unknown model. The conversation is kept by metadata.user_id. integration/dropin_test.go runs it
 and checks what the provider behind ctxgraph received.
 """
 
@@ -37,6 +37,15 @@ def search_orders(customer):
 
 def ctxgraph_headers(headers):
     return {k.lower(): v for k, v in headers.items() if k.lower().startswith("x-ctxgraph-")}
+
+
+def refusal(call):
+    """The error the SDK raised for a refused request: its class, status and parsed body."""
+    try:
+        call()
+    except anthropic.APIStatusError as e:
+        return {"class": type(e).__name__, "status": e.status_code, "body": e.body}
+    return None
 
 
 def create(messages):
@@ -85,6 +94,13 @@ def main():
         "stop_reason": final.stop_reason,
         "usage": final.usage.model_dump(),
         "headers": headers,
+    }
+    # Refusals as the SDK raises them: a key ctxgraph does not know, a model no provider serves.
+    out["errors"] = {
+        "bad_key": refusal(lambda: anthropic.Anthropic(base_url=BASE + "/v1/anthropic", api_key="not-a-ctxgraph-key", max_retries=0)
+                           .messages.create(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])),
+        "unknown_model": refusal(lambda: client.messages.create(
+            model="nowhere/no-such-model", max_tokens=16, messages=[{"role": "user", "content": "hi"}])),
     }
     print(json.dumps(out))
 

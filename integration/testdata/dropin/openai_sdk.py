@@ -7,7 +7,8 @@ ctxgraph received.
 
 One conversation, kept by metadata.ctxgraph_thread, carries the plain turn, the tool loop over
 three turns, the retried request and the edited message; the streamed turn is a conversation
-of its own, found by the hash of its first system and user messages.
+of its own, found by the hash of its first system and user messages. Last, the errors the SDK
+raises for a key ctxgraph does not know and a model no provider serves.
 """
 
 import json
@@ -67,6 +68,15 @@ def observed(resp, headers):
         "usage": resp.usage.model_dump() if resp.usage else None,
         "headers": headers,
     }
+
+
+def refusal(call):
+    """The error the SDK raised for a refused request: its class, status and parsed body."""
+    try:
+        call()
+    except openai.APIStatusError as e:
+        return {"class": type(e).__name__, "status": e.status_code, "body": e.body}
+    return None
 
 
 def create(messages, **kw):
@@ -146,6 +156,15 @@ def main():
         "usage": usage,
         "chunks": chunks,
         "headers": ctxgraph_headers(raw.headers),
+    }
+
+    # (f) Refusals as the SDK raises them: a key ctxgraph does not know, a model no provider
+    # serves.
+    out["errors"] = {
+        "bad_key": refusal(lambda: openai.OpenAI(base_url=BASE + "/v1/openai", api_key="not-a-ctxgraph-key", max_retries=0)
+                           .chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])),
+        "unknown_model": refusal(lambda: client.chat.completions.create(
+            model="nowhere/no-such-model", messages=[{"role": "user", "content": "hi"}])),
     }
 
     print(json.dumps(out))
