@@ -53,9 +53,15 @@ func newProtocolServer(t *testing.T, path string, answer func(n int, req map[str
 		for k, v := range header {
 			w.Header().Set(k, v)
 		}
-		if stream, _ := req["stream"].(bool); stream && status == 200 && r.URL.Path == "/v1/chat/completions" {
-			writeOpenAIStream(w, out)
-			return
+		if stream, _ := req["stream"].(bool); stream && status == 200 {
+			switch r.URL.Path {
+			case "/v1/chat/completions":
+				writeOpenAIStream(w, out)
+				return
+			case "/v1/messages":
+				writeAnthropicStream(w, out)
+				return
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)

@@ -9,12 +9,17 @@ import (
 	"testing"
 )
 
-// toolNames lists the names of the tools a request offered.
+// toolNames lists the names of the tools a request offered, in either protocol (OpenAI's
+// tools[].function.name, Anthropic's tools[].name).
 func toolNames(req map[string]any) []string {
 	var out []string
 	tools, _ := req["tools"].([]any)
 	for _, t := range tools {
-		out = append(out, t.(map[string]any)["function"].(map[string]any)["name"].(string))
+		tm, _ := t.(map[string]any)
+		if fn, ok := tm["function"].(map[string]any); ok {
+			tm = fn
+		}
+		out = append(out, str(tm, "name"))
 	}
 	return out
 }
