@@ -162,10 +162,13 @@ func statedLine(c *model.Candidate, stated []extract.Value) string {
 	return fmt.Sprintf("Earlier the %s stated: %s", who, strings.Join(values, "; "))
 }
 
-// chatMessage renders a window message: role, content and the speaker's name.
-func chatMessage(c *model.Candidate) model.ChatMessage {
+// chatMessage renders a window message: role, content and the speaker's name. The name
+// tells another participant's answers from the model's own, which go unnamed when self is
+// set (unnamedSpeaker): a model shown its own answers under a name (as a prefix, on
+// Anthropic) begins to write it.
+func chatMessage(c *model.Candidate, self string) model.ChatMessage {
 	m := model.ChatMessage{Role: c.Message.Role, Content: c.Message.Content}
-	if c.Message.Role == "assistant" && c.Message.ParticipantName != "" {
+	if c.Message.Role == "assistant" && c.Message.ParticipantName != "" && (self == "" || c.OwnerParticipantID != self) {
 		m.Name = model.ChatName(c.Message.ParticipantName)
 	}
 	return m

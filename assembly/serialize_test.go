@@ -80,3 +80,26 @@ func TestRerenderMatchesRenderingEveryLine(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnAnswersGoUnnamedOutsideDiscussions(t *testing.T) {
+	own := &model.Candidate{OwnerParticipantID: "pt_a", Message: model.MessageFacts{Role: "assistant", Content: "mine", ParticipantName: "ada"}}
+	other := &model.Candidate{OwnerParticipantID: "pt_b", Message: model.MessageFacts{Role: "assistant", Content: "theirs", ParticipantName: "bo"}}
+	tests := []struct {
+		name        string
+		c           *model.Candidate
+		runtimeKind string
+		want        string
+	}{
+		{"its own answer in a chat", own, "chat", ""},
+		{"another's answer in a chat", other, "chat", "bo"},
+		{"its own answer in a discussion", own, "discussion", "ada"},
+		{"another's answer in a discussion", other, "discussion", "bo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := chatMessage(tt.c, unnamedSpeaker("pt_a", tt.runtimeKind)).Name; got != tt.want {
+				t.Errorf("got name %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -334,6 +334,8 @@ type draft struct {
 	head     string
 	rounds   *rounds
 	tk       *Tokenizer
+	// self is the participant the request is for, whose own answers go unnamed.
+	self string
 	// lead is the instructions message the request starts with.
 	lead lead
 	// messages and included are the last rendering, took the time spent rendering.
@@ -345,7 +347,8 @@ type draft struct {
 func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, tk *Tokenizer) draft {
 	n := len(j.budgeted)
 	d := draft{verdicts: make([]policy.Verdict, n), texts: slices.Clone(j.texts), costs: slices.Clone(j.costs),
-		forms: make([]lineForm, n), provider: req.Provider, raw: j.raw, names: names, head: header(req.Now), tk: tk}
+		forms: make([]lineForm, n), provider: req.Provider, raw: j.raw, names: names, head: header(req.Now), tk: tk,
+		self: unnamedSpeaker(req.ParticipantID, req.RuntimeKind)}
 	for k, i := range j.budgeted {
 		d.verdicts[k] = j.verdicts[i]
 		d.forms[k] = formOf(&j.verdicts[i])
@@ -356,13 +359,22 @@ func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, 
 	return d
 }
 
+// unnamedSpeaker is the participant whose own answers a request sends unnamed: the one it is
+// for, except in a discussion, where every message names its participant (DESIGN §3).
+func unnamedSpeaker(participantID, runtimeKind string) string {
+	if runtimeKind == "discussion" {
+		return ""
+	}
+	return participantID
+}
+
 // measure renders the draft as it stands and counts the request's tokens (policy.Fit's
 // measure): the lines whose form the budget changed are rendered again, the others keep
 // the judgement's text.
 func (d *draft) measure() int {
 	start := time.Now()
 	rerender(d.verdicts, d.texts, d.forms, d.provider, d.raw, d.names)
-	d.messages, d.included = render(d.lead, d.verdicts, d.texts, d.head, d.rounds)
+	d.messages, d.included = render(d.lead, d.verdicts, d.texts, d.head, d.rounds, d.self)
 	n := ChatTokens(d.tk, d.messages)
 	d.took += time.Since(start)
 	return n
@@ -431,7 +443,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 				lones[len(j.budgeted)] = loneText
 			}
 		case vd.Candidate.Type == model.TypeMessage && vd.Decision.As == model.AsMessage:
-			m := chatMessage(vd.Candidate)
+			m := chatMessage(vd.Candidate, unnamedSpeaker(req.ParticipantID, req.RuntimeKind))
 			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
 		case policy.InToolRound(req, vd.Candidate):
 			// Sent as a native call of its round, priced with it (rounds.price).
@@ -506,7 +518,7 @@ func leadOf(ins []model.Instructions, tk *Tokenizer) (lead, []model.Decision) {
 // render builds the provider messages: the instructions, one system message holding the
 // context block, then the window messages in lineage order. It also lists what was
 // included, in that order.
-func render(first lead, verdicts []policy.Verdict, texts []string, head string, rs *rounds) ([]model.ChatMessage, []model.IncludedItem) {
+func render(first lead, verdicts []policy.Verdict, texts []string, head string, rs *rounds, self string) ([]model.ChatMessage, []model.IncludedItem) {
 	blocks, window, calls, member := sections(verdicts, rs)
 	inOrder := func(idx []int, section func(policy.Verdict) int) {
 		sort.SliceStable(idx, func(x, y int) bool {
@@ -569,7 +581,7 @@ func render(first lead, verdicts []policy.Verdict, texts []string, head string, 
 		msgs = append(msgs, model.ChatMessage{Role: "system", Content: content})
 	}
 	for _, i := range window {
-		msgs = append(msgs, chatMessage(verdicts[i].Candidate))
+		msgs = append(msgs, chatMessage(verdicts[i].Candidate, self))
 		included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 	}
 	if len(calls) > 0 {

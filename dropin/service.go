@@ -199,13 +199,13 @@ func (s *Service) conversation(ctx context.Context, accountID string, req Reques
 }
 
 // participant finds the request's participant: the header's, else the conversation's
-// participant of that provider and model, added on first use.
+// participant of that provider and model, named by the model, added on first use.
 func (s *Service) participant(ctx context.Context, accountID string, conv model.Conversation, req Request, providerName, modelName string) (model.Participant, error) {
 	for _, p := range conv.Participants {
 		if req.ParticipantID != "" && p.ID == req.ParticipantID {
 			return p, nil
 		}
-		if req.ParticipantID == "" && p.Kind == "model" && p.Provider == providerName && p.Model == modelName && p.Name == providerName+"/"+modelName {
+		if req.ParticipantID == "" && p.Kind == "model" && p.Provider == providerName && p.Model == modelName && p.Name == modelName {
 			return p, nil
 		}
 	}
@@ -213,7 +213,7 @@ func (s *Service) participant(ctx context.Context, accountID string, conv model.
 		return model.Participant{}, model.Invalid("X-Ctxgraph-Participant", "participant %q is not a participant of conversation %s", req.ParticipantID, conv.ID)
 	}
 	return s.Graph.AddParticipant(ctx, accountID, model.NewParticipant{ConversationID: conv.ID, Kind: "model",
-		Name: providerName + "/" + modelName, Provider: providerName, Model: modelName})
+		Name: modelName, Provider: providerName, Model: modelName})
 }
 
 // Run reconciles the call's list with its conversation and runs the generation path: the
