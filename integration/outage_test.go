@@ -413,3 +413,67 @@ func TestOutageBeforeTheAnswerIsStoredRetryWritesNothing(t *testing.T) {
 	}
 	t.Logf("first: %s\nretry: %s", sent.body, again.body)
 }
+
+// A continue whose last write is cut by an outage, on its own: the run awaited a tool's
+// result, the result was posted, and the continue's answer could not be recorded. It answers
+// 503, not 500. Left alone once Neo4j is back, the run is ended with the cause; retried with
+// the same key, at once or after that, the continue completes the run exactly once: one
+// answer, its step claim and lease released, and a further retry answers the same.
+func TestOutageCutsAContinueRetryCompletesItOnce(t *testing.T) {
+	for _, leftAlone := range []bool{false, true} {
+		t.Run(map[bool]string{false: "retried at once", true: "left alone first"}[leftAlone], func(t *testing.T) {
+			fake := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
+				if n == 0 {
+					return 200, nil, openAIToolCall("call_1", "sheet_read", `{"sheet":"q3"}`)
+				}
+				return 200, nil, openAIText(fmt.Sprintf("answer %d", n))
+			})
+			p, store := proxiedStore(t, t.TempDir())
+			gate := gateStatements(store)
+			h := newHarnessFull(t, store, "", providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", maxRetries: 0}
+`))
+			cfg := h.cfg
+			cfg.RunLease = 3 * time.Second
+			h.wire(cfg)
+			_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+			run := first(h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+				"userMessage": map[string]any{"content": "read q3"}, "tools": []any{sheetTool}}), "runs")
+			runID := str(run, "runId")
+			h.must(201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": "q3 revenue: 42"})
+
+			path := "/v1/runs/" + runID + "/continue"
+			gate.arm("RecordModelCall", 1)
+			answered := make(chan response, 1)
+			go func() { answered <- h.call("POST", path, map[string]any{}, "Idempotency-Key", "continue-cut") }()
+			gate.waitHeld()
+			p.down()
+			gate.release()
+			h.expectError(<-answered, 503, "unavailable", "")
+
+			p.up(t)
+			h.waitReady(20 * time.Second)
+			if leftAlone {
+				waitEnded(t, runID, "database_unavailable")
+			}
+			again := retryKeyed(h, 30*time.Second, "POST", path, map[string]any{}, "continue-cut")
+			if again.status != 200 {
+				t.Fatalf("the retry with the same key answered %d %s, want 200", again.status, again.body)
+			}
+			cont := first(again.obj(t), "runs")
+			if msg, _ := cont["message"].(map[string]any); str(cont, "runId") != runID || str(cont, "status") != "completed" || str(msg, "content") == "" {
+				t.Errorf("the retry answered %s, want run %s completed with its answer", again.body, runID)
+			}
+			if n := cypherCount(t, `MATCH (:Message)-[:GENERATED_BY]->(:ModelRun {id: $r}) RETURN count(*)`, map[string]any{"r": runID}); n != 1 {
+				t.Errorf("%d answers recorded for the run, want 1", n)
+			}
+			if st := runStateOf(t, runID); st.status != "completed" || st.errorCode != "" || !st.ended || st.claimed || st.leased {
+				t.Errorf("the continued run reads %+v, want completed, ended, its claim and lease released", st)
+			}
+			if replay := h.call("POST", path, map[string]any{}, "Idempotency-Key", "continue-cut"); replay.status != 200 || string(replay.body) != string(again.body) {
+				t.Errorf("a further retry answered %d %s, want %s", replay.status, replay.body, again.body)
+			}
+			t.Logf("the cut continue's retry answered %s after %d provider calls", again.body, fake.count())
+		})
+	}
+}
