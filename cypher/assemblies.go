@@ -249,6 +249,10 @@ var (
 		A         props `col:"a"`
 		Decisions []any `col:"decisions"`
 	}]("ReadAssembly")
+	assemblyTokens = newQuery[idParams, struct {
+		Assembled int64 `col:"assembled"`
+		Baseline  int64 `col:"baseline"`
+	}]("AssemblyTokens")
 	includedEdges = newQuery[idParams, struct {
 		Ref      string `col:"ref"`
 		As       string `col:"as"`
@@ -297,6 +301,21 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 			}
 		}
 		return a, nil
+	})
+}
+
+// AssemblyTokens reads the token totals a recorded assembly counted: see
+// model.GenerationGraph.
+func (s *Store) AssemblyTokens(ctx context.Context, accountID, id string) (model.GenerationTokens, error) {
+	return readTx(ctx, s, func(t *tx) (model.GenerationTokens, error) {
+		row, found, err := assemblyTokens.one(t, idParams{ID: id, AccountID: accountID})
+		if err != nil {
+			return model.GenerationTokens{}, err
+		}
+		if !found {
+			return model.GenerationTokens{}, model.NotFound("assembly", id)
+		}
+		return model.GenerationTokens{Assembled: int(row.Assembled), Baseline: int(row.Baseline)}, nil
 	})
 }
 

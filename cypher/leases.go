@@ -13,11 +13,16 @@ import (
 // interruptedMessage is the error message of a run whose lease lapsed (EndLapsedRuns).
 const interruptedMessage = "the server serving this run's model call stopped before it was recorded: continue the run, or retry the generation with its Idempotency-Key"
 
+// unrecordedMessage is the error message of a run whose model call could not be recorded
+// because Neo4j was unavailable (EndUnrecordedRun).
+const unrecordedMessage = "the database was unavailable when this run's model call was to be recorded: continue the run, or retry the generation with its Idempotency-Key"
+
 // The statements of leases.
 var (
-	renewLeases     = newQuery[renewLeasesParams, noRows]("RenewLeases")
-	endLapsedRuns   = newQuery[endLapsedParams, idRow]("EndLapsedRuns")
-	recordKeyedTurn = newQuery[keyedTurnParams, idRow]("RecordKeyedTurn")
+	renewLeases      = newQuery[renewLeasesParams, noRows]("RenewLeases")
+	endLapsedRuns    = newQuery[endLapsedParams, idRow]("EndLapsedRuns")
+	endUnrecordedRun = newQuery[endUnrecordedParams, idRow]("EndUnrecordedRun")
+	recordKeyedTurn  = newQuery[keyedTurnParams, idRow]("RecordKeyedTurn")
 )
 
 type renewLeasesParams struct {
@@ -32,6 +37,16 @@ type endLapsedParams struct {
 	Now     time.Time `param:"now"`
 	Limit   int       `param:"limit"`
 	Message string    `param:"message"`
+}
+
+type endUnrecordedParams struct {
+	AccountID     string    `param:"accountId"`
+	RunID         string    `param:"runId"`
+	Claim         string    `param:"claim"`
+	ModelCalls    int64     `param:"modelCalls"`
+	Interruptions int64     `param:"interruptions"`
+	Now           time.Time `param:"now"`
+	Message       string    `param:"message"`
 }
 
 type keyedTurnParams struct {
@@ -84,6 +99,17 @@ func (s *Store) EndLapsedRuns(ctx context.Context, limit int) ([]string, error) 
 			ids = append(ids, r.ID)
 		}
 		return ids, nil
+	})
+}
+
+// EndUnrecordedRun ends the run of a model call that could not be recorded as failed,
+// database_unavailable, if the call left it as it is or a sweep ended it interrupted
+// since: see model.LeaseGraph.
+func (s *Store) EndUnrecordedRun(ctx context.Context, call model.UnrecordedCall) (bool, error) {
+	return writeTx(ctx, s, func(t *tx) (bool, error) {
+		_, ended, err := endUnrecordedRun.one(t, endUnrecordedParams{AccountID: call.AccountID, RunID: call.RunID,
+			Claim: call.Claim, ModelCalls: call.ModelCalls, Interruptions: call.Interruptions, Now: s.Now().UTC(), Message: unrecordedMessage})
+		return ended, err
 	})
 }
 

@@ -18,25 +18,33 @@ import (
 // again at once.
 const sweepLimit = 64
 
+// unrecordedEvery is how often a keeper tries to end the runs whose calls it could not
+// record while Neo4j was unavailable (EndUnrecorded), so that their cause is recorded soon
+// after Neo4j is back, and is seldom first seen as a sweep's interrupted.
+const unrecordedEvery = time.Second
+
 // LeaseKeeper keeps the leases of one server process (DESIGN §6 "Runs that outlive their
 // server"): the runs whose model call the process serves and the Idempotency-Key claims of
 // its generation requests are renewed every third of Term while held, in one statement,
 // and every process sweeps the runs whose lease lapsed — whoever held them — ending each
-// as failed, interrupted. It runs whether or not the process runs the scheduler: a server
-// that serves generations must renew its leases, and any live server notices a dead one.
-// Until Start, it hands out no leases: a process that never renews writes none.
+// as failed, interrupted. A run whose model call the process could not record because
+// Neo4j was unavailable it ends with that cause, database_unavailable, once Neo4j is back.
+// It runs whether or not the process runs the scheduler: a server that serves generations
+// must renew its leases, and any live server notices a dead one. Until Start, it hands out
+// no leases: a process that never renews writes none.
 type LeaseKeeper struct {
 	Graph model.LeaseGraph
 	// Term is how long a lease holds without renewal (model.DefaultRunLease when zero).
 	Term time.Duration
 	Log  *zap.Logger
 
-	mu      sync.Mutex
-	holder  string
-	runs    map[string]int
-	keys    map[*model.IdempotencyClaim]int
-	stop    context.CancelFunc
-	stopped chan struct{}
+	mu         sync.Mutex
+	holder     string
+	runs       map[string]int
+	keys       map[*model.IdempotencyClaim]int
+	unrecorded map[model.UnrecordedCall]bool
+	stop       context.CancelFunc
+	stopped    chan struct{}
 }
 
 // processName names this process among the servers sharing Neo4j: host, pid and a random
@@ -76,6 +84,16 @@ func (k *LeaseKeeper) HoldKey(claim *model.IdempotencyClaim) (release func()) {
 	return hold(k, k.keys, claim)
 }
 
+// EndUnrecorded has call's run ended as database_unavailable once Neo4j is back: see
+// model.LeaseHolder. Before Start it does nothing: nothing sweeps either.
+func (k *LeaseKeeper) EndUnrecorded(call model.UnrecordedCall) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stop != nil {
+		k.unrecorded[call] = true
+	}
+}
+
 // hold counts one more holder of v in held until the returned release; a held value is
 // renewed while its count is positive.
 func hold[K comparable](k *LeaseKeeper, held map[K]int, v K) (release func()) {
@@ -105,6 +123,7 @@ func (k *LeaseKeeper) Start() {
 	ctx, stop := context.WithCancel(context.Background())
 	k.mu.Lock()
 	k.holder, k.runs, k.keys = processName(), map[string]int{}, map[*model.IdempotencyClaim]int{}
+	k.unrecorded = map[model.UnrecordedCall]bool{}
 	k.stop, k.stopped = stop, make(chan struct{})
 	k.mu.Unlock()
 	go k.loop(ctx)
@@ -127,15 +146,49 @@ func (k *LeaseKeeper) loop(ctx context.Context) {
 	defer close(k.stopped)
 	t := time.NewTicker(k.lease() / 3)
 	defer t.Stop()
+	soon := time.NewTicker(min(unrecordedEvery, k.lease()/3))
+	defer soon.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-soon.C:
+			k.endUnrecorded(ctx)
 		case <-t.C:
+			k.renew(ctx)
+			// This process's own sweep never ends a run it knows the cause of first.
+			if k.endUnrecorded(ctx) {
+				k.sweep(ctx)
+			}
 		}
-		k.renew(ctx)
-		k.sweep(ctx)
 	}
+}
+
+// endUnrecorded ends the runs EndUnrecorded was told of and says whether none is left.
+// While Neo4j is unavailable they are kept to be tried again; a run whose end failed
+// otherwise is logged and left to the sweep.
+func (k *LeaseKeeper) endUnrecorded(ctx context.Context) (done bool) {
+	k.mu.Lock()
+	calls := make([]model.UnrecordedCall, 0, len(k.unrecorded))
+	for c := range k.unrecorded {
+		calls = append(calls, c)
+	}
+	k.mu.Unlock()
+	for _, c := range calls {
+		ended, err := k.Graph.EndUnrecordedRun(ctx, c)
+		switch {
+		case ctx.Err() != nil || model.KindOf(err) == model.KindUnavailable:
+			return false
+		case err != nil:
+			k.Log.Warn("ending a run whose model call was not recorded failed; it lapses, interrupted", zap.String("runId", c.RunID), zap.Error(err))
+		case ended:
+			k.Log.Warn("run failed: its model call could not be recorded while Neo4j was unavailable", zap.String("runId", c.RunID))
+		}
+		k.mu.Lock()
+		delete(k.unrecorded, c)
+		k.mu.Unlock()
+	}
+	return true
 }
 
 // renew extends the leases held now, in one statement.

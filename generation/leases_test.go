@@ -10,12 +10,15 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// leaseGraph records the renewals and sweeps a LeaseKeeper makes.
+// leaseGraph records the renewals, sweeps and ends of unrecorded runs a LeaseKeeper makes.
+// While unavailable is set, ending an unrecorded run fails as an outage does.
 type leaseGraph struct {
-	mu      sync.Mutex
-	renewed [][]string // the run ids and key claims of each renewal
-	lease   model.RunLease
-	sweeps  int
+	mu          sync.Mutex
+	renewed     [][]string // the run ids and key claims of each renewal
+	lease       model.RunLease
+	sweeps      int
+	unavailable bool
+	ends        []string // the runs of each try to end an unrecorded run, then "sweep" for each sweep
 }
 
 func (g *leaseGraph) RenewLeases(_ context.Context, lease model.RunLease, runIDs []string, keys []*model.IdempotencyClaim) error {
@@ -34,7 +37,36 @@ func (g *leaseGraph) EndLapsedRuns(context.Context, int) ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sweeps++
+	g.ends = append(g.ends, "sweep")
 	return nil, nil
+}
+
+func (g *leaseGraph) EndUnrecordedRun(_ context.Context, call model.UnrecordedCall) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ends = append(g.ends, call.RunID)
+	if g.unavailable {
+		return false, model.Unavailable("Neo4j is unreachable", nil)
+	}
+	return true, nil
+}
+
+// tries counts the tries to end run and the sweeps, in that order.
+func (g *leaseGraph) tries(run string) (tries, sweeps int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, e := range g.ends {
+		if e == run {
+			tries++
+		}
+	}
+	return tries, g.sweeps
+}
+
+func (g *leaseGraph) setUnavailable(v bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.unavailable = v
 }
 
 func (g *leaseGraph) last() ([]string, model.RunLease, int, int) {
@@ -97,5 +129,31 @@ func TestLeaseKeeperRenewsWhatIsHeld(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if _, _, after, _ := g.last(); after > before+1 { // one tick may have read the set before the release
 		t.Fatalf("%d renewals after everything was released", after-before)
+	}
+}
+
+// A run whose call could not be recorded is ended by its keeper once Neo4j answers, tried
+// again every tick until then and never again after; while it is left, the keeper's own
+// sweep waits, so that the run is not ended as interrupted first.
+func TestLeaseKeeperEndsUnrecordedRunsOnceNeo4jIsBack(t *testing.T) {
+	g := &leaseGraph{unavailable: true}
+	k := &LeaseKeeper{Graph: g, Term: 30 * time.Millisecond}
+	k.EndUnrecorded(model.UnrecordedCall{RunID: "run_early"}) // nothing before Start
+	k.Start()
+	defer k.Stop()
+	k.EndUnrecorded(model.UnrecordedCall{AccountID: "acct", RunID: "run_cut", Claim: "claim_1", ModelCalls: 2})
+	waitFor(t, "tries while Neo4j is unavailable", func() bool { tries, _ := g.tries("run_cut"); return tries >= 3 })
+	if _, sweeps := g.tries("run_cut"); sweeps != 0 {
+		t.Fatalf("%d sweeps while a run's cause waited to be recorded, want none", sweeps)
+	}
+	g.setUnavailable(false)
+	waitFor(t, "a sweep once the run is ended", func() bool { _, sweeps := g.tries("run_cut"); return sweeps >= 2 })
+	ended, _ := g.tries("run_cut")
+	time.Sleep(50 * time.Millisecond)
+	if tries, _ := g.tries("run_cut"); tries != ended {
+		t.Fatalf("%d tries to end the run after it was ended, want none", tries-ended)
+	}
+	if tries, _ := g.tries("run_early"); tries != 0 {
+		t.Fatalf("a run told of before Start was tried %d times", tries)
 	}
 }

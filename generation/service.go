@@ -45,7 +45,9 @@ type Service struct {
 	// errors and token usage.
 	ProviderCalls ProviderObserver
 	// Leases, when set, holds a lease on each run while this process serves its model call,
-	// so that a run whose server died is ended as interrupted (DESIGN §6).
+	// so that a run whose server died is ended as interrupted, and ends a run whose call
+	// could not be recorded while Neo4j was unavailable with that cause once it is back
+	// (DESIGN §6).
 	Leases model.LeaseHolder
 }
 
@@ -65,9 +67,24 @@ func (s *Service) holdRun(runID string) (release func()) {
 	return s.Leases.HoldRun(runID)
 }
 
-// interrupted says whether run ended because its server died mid-call: it may continue.
-func interrupted(run model.Run) bool {
-	return run.Status == model.RunFailed && run.Error != nil && run.Error.Code == model.Interrupted
+// resumable says whether run ended mid-call by what befell its server, not by its model
+// or provider: the server died (interrupted) or could not record the call while Neo4j
+// was unavailable. Its model may be called again.
+func resumable(run model.Run) bool {
+	return run.Status == model.RunFailed && run.Error != nil &&
+		(run.Error.Code == model.Interrupted || run.Error.Code == model.DatabaseUnavailable)
+}
+
+// unrecorded has the run ended as database_unavailable once Neo4j is back, when err says a
+// model call of its step could not be recorded because Neo4j was unavailable; calls is how
+// many model calls the run had recorded when that call began. Without Leases, or should
+// this process die first, its lease lapses and a sweep ends it as interrupted.
+func (s *Service) unrecorded(accountID string, run model.Run, sr stepRequest, calls int64, err error) {
+	if s.Leases == nil || err == nil || model.KindOf(err) != model.KindUnavailable {
+		return
+	}
+	s.Leases.EndUnrecorded(model.UnrecordedCall{AccountID: accountID, RunID: run.ID, Claim: sr.claim, ModelCalls: calls,
+		Interruptions: run.Interruptions})
 }
 
 // ProviderObserver is told of each provider call, with its error when it failed; it runs
@@ -172,8 +189,9 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 }
 
 // completeTurn completes a turn that an earlier request with the same Idempotency-Key began
-// before its server died (DESIGN §6): its user message is reused, not written again; each
-// of its runs that was interrupted, or whose lease lapsed before a sweep ended it, calls its
+// before its server died or Neo4j went away (DESIGN §6): its user message is reused, not
+// written again; each of its runs that was interrupted or ended as database_unavailable, or
+// whose lease lapsed before a sweep ended it, calls its
 // model again (as a continue would, replying to that message); a run that got past its
 // model call answers as recorded.
 func (s *Service) completeTurn(ctx context.Context, accountID string, turn model.KeyedTurn, calls []participantCall, sr stepRequest) (model.Generation, error) {
@@ -192,45 +210,64 @@ func (s *Service) completeTurn(ctx context.Context, accountID string, turn model
 				errs[i] = err
 				return
 			}
-			res := model.RunResult{RunID: run.ID, ParticipantID: run.ParticipantID, Provider: run.Provider, Model: run.Model,
-				FinishReason: run.FinishReason, Error: run.Error}
-			if run.Usage != nil {
-				res.Usage = *run.Usage
-			}
-			switch {
-			case run.Status == model.RunStatusRunning && run.ModelCalls > 0:
-				res.Status = model.RunAwaitingTools
-				requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
-				errs[i] = err
-				for _, c := range requested {
-					if len(c.ArtifactIDs) == 0 {
-						res.ToolCalls = append(res.ToolCalls, model.RequestedToolCall{ID: c.ID, CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments})
-					}
-				}
-			case run.Status == model.RunStatusRunning || interrupted(run):
+			if run.Status == model.RunStatusRunning && run.ModelCalls == 0 || resumable(run) {
 				// Tools and tool choice are the run's: the request that began it offered them.
 				again := sr
 				again.options.Tools, again.options.ToolChoice, again.options.ToolsNamed = nil, "", false
 				gen, err := s.callAgain(ctx, accountID, run, run.RuntimeKind, again, nil)
 				if len(gen.Runs) > 0 {
-					res = gen.Runs[0]
+					out.Runs[i] = gen.Runs[0]
 				}
-				errs[i] = err
 				var pe *model.ProviderError
-				if errors.As(err, &pe) {
-					errs[i] = nil // the run's failure is in its result, as in a first try
+				if !errors.As(err, &pe) { // a run's failure at its provider is in its result, as in a first try
+					errs[i] = err
 				}
-			default:
-				res.Status, res.AssemblyID = run.Status, run.LastAssembly
-				if run.Status == model.RunCompleted {
-					res.Message, errs[i] = s.answerOf(ctx, accountID, run)
-				}
+				return
 			}
-			out.Runs[i] = res
+			out.Runs[i], errs[i] = s.recordedResult(ctx, accountID, run)
 		}()
 	}
 	wg.Wait()
 	return out, answer(out, errs)
+}
+
+// recordedResult is the result a run answered when its last model call was recorded, read
+// from the graph for a turn whose stored answer was lost: awaiting the results of the tool
+// calls it requested, or ended, with its answer when completed. Usage and finish reason
+// are the last call's, and the tokens its assembly's.
+func (s *Service) recordedResult(ctx context.Context, accountID string, run model.Run) (model.RunResult, error) {
+	res := model.RunResult{RunID: run.ID, ParticipantID: run.ParticipantID, Provider: run.Provider, Model: run.Model,
+		Status: run.Status, AssemblyID: run.LastAssembly, FinishReason: run.FinishReason, Error: run.Error}
+	if run.Usage != nil {
+		res.Usage = *run.Usage
+	}
+	if run.LastAssembly != "" {
+		tokens, err := s.Calls.AssemblyTokens(ctx, accountID, run.LastAssembly)
+		if err != nil {
+			return res, err
+		}
+		res.Tokens = tokens
+	}
+	switch run.Status {
+	case model.RunStatusRunning:
+		res.Status = model.RunAwaitingTools
+		requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range requested {
+			if len(c.ArtifactIDs) == 0 {
+				res.ToolCalls = append(res.ToolCalls, model.RequestedToolCall{ID: c.ID, CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments})
+			}
+		}
+	case model.RunCompleted:
+		msg, err := s.answerOf(ctx, accountID, run)
+		if err != nil {
+			return res, err
+		}
+		res.Message = msg
+	}
+	return res, nil
 }
 
 // answerOf is the assistant message a completed run recorded, as a generation answers it:
@@ -256,7 +293,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	}
 	// A run interrupted in its first model call has none recorded, yet the generation path
 	// started it.
-	if run.ModelCalls == 0 && run.Interruptions == 0 && !interrupted(run) {
+	if run.ModelCalls == 0 && run.Interruptions == 0 && !resumable(run) {
 		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
 	}
 	return s.callAgain(ctx, accountID, run, run.RuntimeKind, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, func() error {
@@ -278,9 +315,9 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	})
 }
 
-// callAgain makes another model call of a running or interrupted run, assembled as kind: it
+// callAgain makes another model call of a running or resumable run, assembled as kind: it
 // claims the run's step under this process's lease (so that two callers never call its
-// model at once; an interrupted run is reopened), runs check, if any, under the claim, and
+// model at once; a resumable run is reopened), runs check, if any, under the claim, and
 // steps with the tools the run offers (reoffer), replying to the run's trigger message.
 func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind string, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
@@ -321,6 +358,8 @@ func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run
 	run.RuntimeKind = kind
 	// A run interrupted in its first call has recorded no policy version: the request's.
 	sr.replyTo, sr.policyVersion = run.TriggerMessageID, cmp.Or(run.PolicyVersion, sr.policyVersion)
+	// The run's counts as claimed (a resumable run is reopened): see unrecorded.
+	sr.claim, run.ModelCalls, run.Interruptions = claim, claimed.ModelCalls, claimed.Interruptions
 	res, err := s.step(ctx, accountID, run, calls[0], sr)
 	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
@@ -525,19 +564,20 @@ func (s *Service) runningRun(ctx context.Context, accountID, runID, what string)
 }
 
 // callableRun reads a run that is to call its model again (continue, resume): running, or
-// interrupted; KindConflict when it has otherwise ended.
+// ended resumable (interrupted, database_unavailable); KindConflict when it has otherwise
+// ended.
 func (s *Service) callableRun(ctx context.Context, accountID, runID, what string) (model.Run, error) {
 	return s.runTo(ctx, accountID, runID, what, true)
 }
 
-// runTo reads a run that is to make a model call: running, or interrupted when
+// runTo reads a run that is to make a model call: running, or ended resumable when
 // orInterrupted; KindConflict when it has otherwise ended.
 func (s *Service) runTo(ctx context.Context, accountID, runID, what string, orInterrupted bool) (model.Run, error) {
 	run, err := s.Graph.Run(ctx, accountID, runID)
 	if err != nil {
 		return model.Run{}, err
 	}
-	if run.Status != model.RunStatusRunning && !(orInterrupted && interrupted(run)) {
+	if run.Status != model.RunStatusRunning && !(orInterrupted && resumable(run)) {
 		return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot %s", run.ID, run.Status, what)
 	}
 	return run, nil
@@ -597,12 +637,16 @@ type stepRequest struct {
 	options          model.CallOptions
 	// offer, when set, is a new offer of tools that the run records with the call.
 	offer *model.ToolOffer
+	// claim is the run's step claim the step runs under: empty for a turn's first call,
+	// which takes none.
+	claim string
 }
 
 // step makes the model calls of one request of a run: assemble, call, record, and again
 // while the model does nothing but recall (DESIGN §7), which ctxgraph answers itself. The
 // recall tool is offered at most the policy's recall.maxRounds times in a row. The result
-// is the last call's, with the usage of them all.
+// is the last call's, with the usage of them all. run's ModelCalls and Interruptions are
+// its counts when the step began.
 func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest) (model.RunResult, error) {
 	v, err := s.Policies.Resolve(ctx, accountID, sr.policyVersion)
 	if err != nil {
@@ -618,6 +662,7 @@ func (s *Service) step(ctx context.Context, accountID string, run model.Run, pc 
 		usage.OutputTokens += res.Usage.OutputTokens
 		res.Usage = usage
 		if err != nil || !recalled {
+			s.unrecorded(accountID, run, sr, run.ModelCalls+int64(n), err)
 			return res, err
 		}
 	}

@@ -74,14 +74,22 @@ func runStateOf(t *testing.T, runID string) runState {
 // waitInterrupted waits until run is ended as interrupted and says how long that took.
 func waitInterrupted(t *testing.T, runID string) (runState, time.Duration) {
 	t.Helper()
+	return waitEnded(t, runID, "interrupted")
+}
+
+// waitEnded waits until run is ended as failed with error code, its claim and lease
+// released, and says how long that took. It waits for the code, not for the end: a run
+// whose call was not recorded may be ended interrupted by a sweep before its cause is
+// recorded.
+func waitEnded(t *testing.T, runID, code string) (runState, time.Duration) {
+	t.Helper()
 	start := time.Now()
 	var st runState
-	waitUntil(t, "the killed server's run to be ended as interrupted", func() bool {
-		st = runStateOf(t, runID)
-		return st.status != "running"
-	})
-	if st.status != "failed" || st.errorCode != "interrupted" || !st.ended || st.claimed || st.leased {
-		t.Fatalf("the killed server's run reads %+v, want failed, interrupted, ended, its claim and lease released", st)
+	for st = runStateOf(t, runID); st.errorCode != code && time.Since(start) < 10*time.Second; st = runStateOf(t, runID) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if st.status != "failed" || st.errorCode != code || !st.ended || st.claimed || st.leased {
+		t.Fatalf("the ended run reads %+v, want failed, %s, ended, its claim and lease released", st, code)
 	}
 	return st, time.Since(start)
 }

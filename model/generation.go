@@ -21,6 +21,25 @@ const DefaultRunLease = 15 * time.Second
 // Idempotency-Key completes it.
 const Interrupted = "interrupted"
 
+// DatabaseUnavailable is the error code of a run whose model call its server could not
+// record because Neo4j was unavailable: the server ends it so once Neo4j is back, or
+// corrects the Interrupted of a sweep that came first (a server that died first leaves it
+// Interrupted). Like an interrupted run, it can continue and a retried generation with the
+// same Idempotency-Key completes it.
+const DatabaseUnavailable = "database_unavailable"
+
+// UnrecordedCall is a model call of a run that its server could not record because Neo4j
+// was unavailable, and the run as the call left it: once Neo4j is back the run is ended as
+// DatabaseUnavailable unless another call has taken it up meanwhile.
+type UnrecordedCall struct {
+	AccountID, RunID string
+	// Claim is the call's step claim: empty for a turn's first call, which takes none.
+	Claim string
+	// ModelCalls and Interruptions are the run's counts when the call began: any later
+	// call that is recorded, or that reopens the run, counts one more.
+	ModelCalls, Interruptions int64
+}
+
 // RunLease is what a server writes on a run whose model call it serves: who holds the run
 // and for how long without renewal. The zero RunLease sets none (the run is not served by
 // a process that renews leases: a run the client drives, a summariser's run).
@@ -38,6 +57,11 @@ type LeaseGraph interface {
 	// lapsed, releasing their step claims, and returns their ids. A run is ended once
 	// however many servers sweep at once.
 	EndLapsedRuns(ctx context.Context, limit int) ([]string, error)
+	// EndUnrecordedRun ends call's run as failed, DatabaseUnavailable, releasing its step
+	// claim and lease, if it is still as the call left it (running, with the call's claim
+	// or none) or a sweep ended it Interrupted first, and no call has been recorded or
+	// reopened it since. It says whether it ended the run.
+	EndUnrecordedRun(ctx context.Context, call UnrecordedCall) (bool, error)
 }
 
 // LeaseHolder holds leases for the requests of one server process: it renews what it
@@ -49,6 +73,9 @@ type LeaseHolder interface {
 	HoldRun(runID string) (release func())
 	// HoldKey renews claim's hold on its Idempotency-Key until release is called.
 	HoldKey(claim *IdempotencyClaim) (release func())
+	// EndUnrecorded has call's run ended once Neo4j is back (LeaseGraph.EndUnrecordedRun),
+	// trying until it is; a process that dies first leaves the run to lapse, interrupted.
+	EndUnrecorded(call UnrecordedCall)
 }
 
 // Run statuses a generation answers with (DESIGN §6). A run awaiting tools is running in
@@ -391,6 +418,9 @@ type GenerationGraph interface {
 	// FinishTurn writes a completed call's assistant message and RecordModelCall in one
 	// transaction.
 	FinishTurn(ctx context.Context, accountID string, msg NewMessage, rec ModelCallRecord) (Message, error)
+	// AssemblyTokens reads the token totals a recorded assembly counted (KindNotFound
+	// otherwise): a retried turn answers them for a run whose answer was not stored.
+	AssemblyTokens(ctx context.Context, accountID, assemblyID string) (GenerationTokens, error)
 }
 
 // RecordingAssembler builds a model call's context and records it in the background, so

@@ -191,8 +191,9 @@ type Run struct {
 	// it started with, or the latest a continue or a resume named (DESIGN §8).
 	Tools      []ToolSpec `json:"tools,omitempty"`
 	ToolChoice string     `json:"toolChoice,omitempty"`
-	// Interruptions counts the times the run's server died mid-call and a continue
-	// reopened it (DESIGN §6); internal, not answered.
+	// Interruptions counts the times the run was ended mid-call by what befell its server
+	// (it died, or Neo4j was unavailable) and a later call reopened it (DESIGN
+	// §6); internal, not answered.
 	Interruptions int64 `json:"-"`
 }
 

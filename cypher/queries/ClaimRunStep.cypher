@@ -4,13 +4,13 @@
 // before the run is read (as in RecordModelCall and EndLapsedRuns). A running run is free
 // when no live lease holds it and no claim does, or its claim's lease lapsed (its server
 // died), or a claim without a lease is older than $staleBefore. A run that ended
-// interrupted is reopened: running again, its end and error removed, its interruptions
-// counted. Returns the run as claimed (with the tools it offers, read under the lock; as it
+// interrupted or database_unavailable (by what befell its server, not its model) is
+// reopened: running again, its end and error removed, its interruptions counted. Returns the run as claimed (with the tools it offers, read under the lock; as it
 // was when not claimed, with the lease that holds it) and whether the claim was taken.
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
 MATCH (b:Branch {id: r.branchId})
 SET b._lock = true REMOVE b._lock
-WITH r, b, r.status = 'failed' AND r.errorCode = 'interrupted' AS reopen,
+WITH r, b, r.status = 'failed' AND r.errorCode IN ['interrupted', 'database_unavailable'] AS reopen,
      r.status = 'running' AND NOT coalesce(r.leaseUntil >= $now, false) AND
        (r.stepClaim IS NULL OR r.leaseUntil IS NOT NULL OR r.stepClaimedAt < $staleBefore) AS free
 CALL (r, b, reopen) {
