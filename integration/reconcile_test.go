@@ -1,11 +1,18 @@
 package integration
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The drop-in endpoints' reconciliation (DESIGN §9), driven with raw HTTP as a vendor SDK
@@ -313,5 +320,72 @@ func TestDropInRefusesBadListsAndOtherAccounts(t *testing.T) {
 	}
 	if fake.count() != 2 {
 		t.Errorf("got %d provider calls, want 2: the refused probe called the provider", fake.count())
+	}
+}
+
+// A drop-in client that goes away mid-stream cancels the provider's call, and its run is
+// recorded failed with code cancelled; the same list sent again answers it, its user
+// message recorded once.
+func TestDropInClientGoneCancels(t *testing.T) {
+	reached, cancelled := make(chan struct{}, 1), make(chan bool, 1)
+	var calls atomic.Int32
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if calls.Add(1) > 1 {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(openAIText("back again"))
+			return
+		}
+		reached <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			cancelled <- true
+		case <-time.After(5 * time.Second):
+			cancelled <- false
+		}
+	}))
+	t.Cleanup(provider.Close)
+	h := newProviderHarness(t, providersFor(t, `providers:
+  - {name: openai, kind: openai, baseURL: "`+provider.URL+`/v1", maxRetries: 0}
+`)...)
+	srv := httptest.NewServer(h.srv)
+	t.Cleanup(srv.Close)
+	list := map[string]any{"model": "openai/gpt-4.1", "user": "u-" + randomHex(4), "stream": true,
+		"messages": []any{user("hang on")}}
+	ctx, leave := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/openai/chat/completions", bytes.NewReader(mustJSON(list)))
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := resp.Header.Get("X-Ctxgraph-Branch")
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the provider was never called")
+	}
+	leave()
+	resp.Body.Close()
+	if !<-cancelled {
+		t.Fatal("the provider's request was not cancelled when the client went away")
+	}
+	waitUntil(t, "the run recorded cancelled", func() bool {
+		return cypherCount(t, `MATCH (r:ModelRun {branchId: $b, status: 'failed', errorCode: 'cancelled'}) RETURN count(r)`, map[string]any{"b": branch}) == 1
+	})
+	list["stream"] = false
+	again := h.call("POST", "/v1/openai/chat/completions", list)
+	mustOK(t, again)
+	if again.header.Get("X-Ctxgraph-Branch") != branch {
+		t.Errorf("the list sent again went to branch %s, want %s", again.header.Get("X-Ctxgraph-Branch"), branch)
+	}
+	users := 0
+	for _, it := range h.must(200, "GET", "/v1/branches/"+branch+"/history", nil)["items"].([]any) {
+		if it.(map[string]any)["role"] == "user" {
+			users++
+		}
+	}
+	if users != 1 {
+		t.Errorf("got %d user messages after a cancelled call and the list again, want 1", users)
 	}
 }

@@ -46,6 +46,10 @@ type genRow struct {
 	Steps     map[generation.Step]time.Duration
 	N, Errors int
 	Err       string
+	// DropAdded is the added time of the drop-in calls alternated with the unstreamed
+	// generations (dropin.go), DropErrors their failures.
+	DropAdded  stats
+	DropErrors int
 }
 
 // stepTimes collects the step times the server's generation service observes.
@@ -95,6 +99,8 @@ type generationResult struct {
 	Katan string
 	Rows  []genRow
 	Load  *genLoad
+	// Reconcile is the cost of a long client list on the drop-in path.
+	Reconcile *reconcileResult
 }
 
 // startKatan runs llm-katan on a free port for the whole run and returns its base URL.
@@ -175,6 +181,11 @@ func (b *bench) runGeneration(ctx context.Context) {
 		}
 	}
 	g.Load = b.generationLoad(ctx, 16)
+	n := 10000
+	if b.o.quick {
+		n = 1000
+	}
+	g.Reconcile = b.reconcileLongList(ctx, n, b.dropInModelName)
 }
 
 func (b *bench) generationBody(branch, participant string, i int, stream bool) []byte {
@@ -196,6 +207,8 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 	out.N = n
 	var through, direct, added, firstThrough, firstDirect []time.Duration
 	var asmTotal time.Duration
+	var drop *dropInClient
+	var dropAdded []time.Duration
 	fail := func(format string, args ...any) {
 		out.Errors++
 		out.Err = fmt.Sprintf(format, args...)
@@ -231,6 +244,17 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			continue
 		}
 		through, direct, added = append(through, d), append(direct, dd), append(added, d-dd)
+		// The drop-in path, alternated with the native one on the same branch.
+		if drop == nil {
+			b.dropInModelName = dropInModel(ans.Runs[0].Provider, ans.Runs[0].Model)
+			drop = &dropInClient{b: b, branch: target.ID, participant: target.LastRunParticipantID, modelName: b.dropInModelName}
+		}
+		if a, err := b.timeDropIn(ctx, drop, fmt.Sprintf("Drop-in %d: and against last year?", i)); err != nil {
+			out.DropErrors++
+			fail("%v", err)
+		} else {
+			dropAdded = append(dropAdded, a)
+		}
 	}
 	// Time to the first delta, ctxgraph and llm-katan alternated.
 	for i := 0; i < 20; i++ {
@@ -253,6 +277,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 		firstThrough, firstDirect = append(firstThrough, ft), append(firstDirect, fd)
 	}
 	out.Through, out.Direct, out.Added = summarize(through), summarize(direct), summarize(added)
+	out.DropAdded = summarize(dropAdded)
 	out.FirstThrough, out.FirstDirect = summarize(firstThrough), summarize(firstDirect)
 	if len(firstThrough) > 0 {
 		out.Assembly = asmTotal / time.Duration(len(firstThrough))
@@ -263,6 +288,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 	logf("generation %s: through ctxgraph p50 %s p99 %s, straight to llm-katan p50 %s, added p50 %s p99 %s; first delta %s against %s (+ assembly %s); errors %d",
 		row.name(), ms(out.Through.P50), ms(out.Through.P99), ms(out.Direct.P50), ms(out.Added.P50), ms(out.Added.P99),
 		ms(out.FirstThrough.P50), ms(out.FirstDirect.P50), ms(out.Assembly), out.Errors)
+	logf("generation %s: the drop-in path added p50 %s p99 %s", row.name(), ms(out.DropAdded.P50), ms(out.DropAdded.P99))
 	return out
 }
 
@@ -448,6 +474,7 @@ func (b *bench) reportGeneration(pf func(string, ...any)) {
 		pf(" %s | %s |\n", ms(sum), ms(r.Direct.P50))
 	}
 	pf("\nMean times in ms.\n\n")
+	b.reportDropIn(pf)
 }
 
 func (b *bench) reportGenerationTargets(pf func(string, ...any)) {

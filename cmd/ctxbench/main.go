@@ -151,6 +151,8 @@ func logf(format string, args ...any) {
 
 // bench is one run: the server, its client and everything measured.
 type bench struct {
+	// dropInModelName is the model the drop-in calls name (provider/model), from a generation.
+	dropInModelName string
 	o       options
 	store   *cypher.Store
 	blobDir string
