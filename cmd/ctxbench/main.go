@@ -153,13 +153,13 @@ func logf(format string, args ...any) {
 type bench struct {
 	// dropInModelName is the model the drop-in calls name (provider/model), from a generation.
 	dropInModelName string
-	o       options
-	store   *cypher.Store
-	blobDir string
-	srv     *api.Server
-	hs      *http.Server
-	base    string
-	client  *http.Client
+	o               options
+	store           *cypher.Store
+	blobDir         string
+	srv             *api.Server
+	hs              *http.Server
+	base            string
+	client          *http.Client
 	// api is the REST client of the server, over client.
 	api     *client.Client
 	key     string
