@@ -98,6 +98,23 @@ func TestREADMESessionRuns(t *testing.T) {
 		t.Errorf("the session wrote no result.json: %v", err)
 	}
 
+	// The README's OpenAI SDK example runs as shown, with the pinned SDK, against the
+	// same server: its answer comes from ctxgraph's assembly, and its headers name it.
+	python, _ := dropInClients(t)
+	example := regexp.MustCompile("(?s)```python\n(.*?)```").FindStringSubmatch(string(readme))
+	if example == nil {
+		t.Fatal("the README shows no Python example")
+	}
+	py := exec.Command(python, "-c", strings.Replace(example[1], "http://127.0.0.1:8080", srv.base, 1))
+	py.Dir = dir
+	pyOut, err := py.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's Python example failed: %v\n%s", err, pyOut)
+	}
+	if !regexp.MustCompile(`(?m)^\[echo provider.*"Hello!"\n` + `asm_\S+ \d+/\d+$`).Match(pyOut) {
+		t.Errorf("the README's Python example printed %q, want the echo answer, then its assembly and tokens", pyOut)
+	}
+
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	next := 0
 	for _, sample := range session.samples {
