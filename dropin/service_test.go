@@ -22,7 +22,9 @@ type fakeGraph struct {
 	record model.ChainRecord
 }
 
-func (f *fakeGraph) write(format string, args ...any) { f.wrote = append(f.wrote, fmt.Sprintf(format, args...)) }
+func (f *fakeGraph) write(format string, args ...any) {
+	f.wrote = append(f.wrote, fmt.Sprintf(format, args...))
+}
 
 func (f *fakeGraph) KeyedConversation(_ context.Context, _, key string, _ model.NewConversation) (model.Conversation, error) {
 	return model.Conversation{ID: "cnv_1"}, nil
