@@ -9,7 +9,10 @@ import (
 )
 
 // Every route that takes a body rejects a key it has no field for, with 400 naming it, and
-// writes nothing; the misspelt title of issue 18 made an untitled conversation.
+// writes nothing; the misspelt title of issue 18 made an untitled conversation. The drop-in
+// routes speak a vendor's protocol, whose SDKs send fields ctxgraph does not read
+// (`parallel_tool_calls`, `store`, `service_tier`…): they ignore them, as the vendors'
+// compatible servers do, and still write nothing for a body they refuse.
 func TestUnknownFieldsAreRejectedOnEveryRoute(t *testing.T) {
 	h := newHarness(t)
 	w := h.world()
@@ -19,6 +22,13 @@ func TestUnknownFieldsAreRejectedOnEveryRoute(t *testing.T) {
 		method, path, _ := strings.Cut(route, " ")
 		if method != "POST" && method != "PATCH" || path == "/v1/assemblies/{id}/replay" {
 			continue // no body
+		}
+		if strings.HasPrefix(path, "/v1/openai/") || strings.HasPrefix(path, "/v1/anthropic/") {
+			r := h.call(method, path, map[string]any{"titel": "x"})
+			if r.status != 400 {
+				t.Errorf("%s %s with no messages: got %d %s, want 400", method, path, r.status, r.body)
+			}
+			continue
 		}
 		withBody++
 		path = strings.ReplaceAll(path, "{id}", idFor(w, path))
