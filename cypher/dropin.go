@@ -12,6 +12,7 @@ import (
 // The statements of the drop-in endpoints' conversations and hash chains (DESIGN §9).
 var (
 	keyedConversation = newQuery[keyedConversationParams, idRow]("KeyedConversation")
+	conversationByKey = newQuery[conversationKeyParams, idRow]("ConversationByKey")
 	chainHeads        = newQuery[chainHeadsParams, chainHeadRow]("ChainHeads")
 	longestChainPoint = newQuery[longestChainPointParams, chainPointRow]("LongestChainPoint")
 	rootBranch        = newQuery[rootBranchParams, branchRow]("RootBranch")
@@ -27,6 +28,11 @@ type keyedConversationParams struct {
 	Instructions string    `param:"instructions"`
 	CreatedAt    time.Time `param:"createdAt"`
 	RecordedAt   time.Time `param:"recordedAt"`
+}
+
+type conversationKeyParams struct {
+	AccountID string `param:"accountId"`
+	Key       string `param:"key"`
 }
 
 type chainHeadsParams struct {
@@ -85,8 +91,19 @@ type recordChainRow struct {
 	Points   int64  `col:"points"`
 }
 
-// KeyedConversation finds or creates the conversation of a stable key.
+// KeyedConversation finds the conversation of a stable key in a read, and creates it only
+// when there is none.
 func (s *Store) KeyedConversation(ctx context.Context, accountID, key string, in model.NewConversation) (model.Conversation, error) {
+	c, err := readTx(ctx, s, func(t *tx) (model.Conversation, error) {
+		row, found, err := conversationByKey.one(t, conversationKeyParams{AccountID: accountID, Key: key})
+		if err != nil || !found {
+			return model.Conversation{}, err
+		}
+		return t.conversation(accountID, row.ID)
+	})
+	if err != nil || c.ID != "" {
+		return c, err
+	}
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Conversation, error) {
 		row, _, err := keyedConversation.one(t, keyedConversationParams{
