@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -179,5 +180,106 @@ func TestGenerationAgainstFailingLLMKatan(t *testing.T) {
 	run := first(r.obj(t), "runs")
 	if e, _ := run["error"].(map[string]any); run["status"] != "failed" || e["providerStatus"] != float64(500) {
 		t.Fatalf("failed run: %v", run)
+	}
+}
+
+// streamedTurn is what a streamed generation or continue answered: its events' names in
+// order, the text of its message.delta events, its tool_call events' calls and the run
+// object it ended with.
+type streamedTurn struct {
+	names     []string
+	text      string
+	toolCalls []map[string]any
+	end       map[string]any
+}
+
+func streamTurn(t *testing.T, h *harness, path string, body map[string]any) streamedTurn {
+	t.Helper()
+	body["stream"] = true
+	r := h.call("POST", path, body)
+	if r.status != 200 && r.status != 201 {
+		t.Fatalf("streamed %s: %d %s", path, r.status, r.body)
+	}
+	var out streamedTurn
+	var text strings.Builder
+	for _, block := range strings.Split(string(r.body), "\n\n") {
+		name, data := sseEvent(block)
+		if name == "" {
+			continue
+		}
+		out.names = append(out.names, name)
+		var m map[string]any
+		_ = json.Unmarshal([]byte(data), &m)
+		switch name {
+		case "message.delta":
+			text.WriteString(str(m, "text"))
+		case "tool_call":
+			call, _ := m["toolCall"].(map[string]any)
+			out.toolCalls = append(out.toolCalls, call)
+		case "run.completed", "run.awaiting_tools", "run.failed":
+			out.end = m
+		}
+	}
+	out.text = text.String()
+	return out
+}
+
+// Streamed turns whose model calls tools, against llm-katan. Its openai protocol answers a
+// streamed request that offers tools with one JSON completion, not an event stream: the
+// call it makes is still a tool call, and the run awaits its result rather than completing
+// with an empty answer. Once a result is recorded the conversation names an artifact, so
+// ctxgraph offers its recall tool, which llm-katan calls until it is withdrawn: the
+// streamed turn answers those rounds itself and streams the last call's text.
+func TestStreamedToolCallsAgainstLLMKatan(t *testing.T) {
+	k := startKatan(t)
+	h := newProviderHarness(t, k.providers(t, 0)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "ctxgraph-test"})
+
+	loop := streamTurn(t, h, "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+		"userMessage": map[string]any{"content": "read the q3 sheet"}, "tools": []any{sheetTool}})
+	if loop.end == nil || loop.end["status"] != "awaiting_tools" || len(loop.toolCalls) != 1 || loop.toolCalls[0]["tool"] != "sheet_read" {
+		t.Fatalf("streamed tool call: got events %v, calls %v, end %v; want one sheet_read call and the run awaiting it", loop.names, loop.toolCalls, loop.end)
+	}
+	call := first(loop.end, "toolCalls")
+	// Too large to be quoted whole in its memory: later calls are offered its recall.
+	rows := make([]any, 200)
+	for i := range rows {
+		rows[i] = map[string]any{"region": fmt.Sprintf("r%d", i), "q3": i * 7, "forecast": i * 6}
+	}
+	h.must(201, "POST", "/v1/tool-calls/"+str(call, "id")+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"rows": rows}})
+
+	for _, tc := range []struct {
+		name, path     string
+		body           map[string]any
+		recalls, calls int
+	}{
+		// The run keeps its tools, which llm-katan would call again: this continue offers
+		// none. Its latest round goes back raw, so nothing is there to recall.
+		{"continue", "/v1/runs/" + str(loop.end, "runId") + "/continue", map[string]any{"tools": []any{}}, 0, 1},
+		// The round is now an earlier turn's, shown as its digest naming the artifact:
+		// recall.maxRounds (3) recalls, then the call without the tool.
+		{"generation", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+			"userMessage": map[string]any{"content": "how do the figures compare?"}}, 3, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := k.requests(t)
+			got := streamTurn(t, h, tc.path, tc.body)
+			calls := k.requests(t) - before
+			if got.end == nil || got.end["status"] != "completed" {
+				t.Fatalf("got events %v ending %v, want the run completed", got.names, got.end)
+			}
+			msg, _ := got.end["message"].(map[string]any)
+			if got.text == "" || str(msg, "content") != got.text {
+				t.Fatalf("got deltas %q and message %v, want the deltas to make the recorded message", got.text, msg)
+			}
+			for _, c := range got.toolCalls {
+				if c["answeredBy"] != "ctxgraph" || c["tool"] != "ctxgraph_recall" {
+					t.Errorf("got tool call %v, want only recalls answered by ctxgraph", c)
+				}
+			}
+			if len(got.toolCalls) != tc.recalls || calls != tc.calls {
+				t.Errorf("got %d recalls in %d model calls, want %d in %d", len(got.toolCalls), calls, tc.recalls, tc.calls)
+			}
+		})
 	}
 }

@@ -66,11 +66,14 @@ func (p *Anthropic) Generate(ctx context.Context, req model.ProviderRequest, cal
 		}
 		return anthropicResponse(resp), nil
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
+	var plain plainAnswer
+	stream := p.client.Messages.NewStreaming(ctx, params, append(opts, option.WithMiddleware(plain.keep))...)
 	defer stream.Close()
 	var msg anthropic.Message
+	events := 0
 	for stream.Next() {
 		ev := stream.Current()
+		events++
 		if err := msg.Accumulate(ev); err != nil {
 			return model.ProviderResponse{}, &model.ProviderError{Code: "stream_decoding", Message: err.Error()}
 		}
@@ -80,6 +83,9 @@ func (p *Anthropic) Generate(ctx context.Context, req model.ProviderRequest, cal
 	}
 	if err := stream.Err(); err != nil {
 		return model.ProviderResponse{}, anthropicError(ctx, err, p.cfg.Key)
+	}
+	if out, done, err := plainEnd(&plain, events, "message", anthropicResponse, req.OnDelta); done {
+		return out, err
 	}
 	return anthropicResponse(&msg), nil
 }

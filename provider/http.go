@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"regexp"
@@ -33,6 +35,55 @@ func hashBody(call *model.ProviderCall) func(*http.Request, func(*http.Request) 
 		}
 		return next(req)
 	}
+}
+
+// plainAnswer keeps the body of a successful answer to a streamed request that is one JSON
+// document rather than an event stream: some OpenAI-compatible servers answer so (llm-katan
+// 0.22.0 does whenever the request offers tools). The SDKs' stream decoders skip what is not
+// an event, reading such an answer as a stream of none: its keep middleware takes the body
+// and hands the decoder an empty one, and the adapter decodes body as the whole answer.
+type plainAnswer struct {
+	body []byte
+}
+
+func (p *plainAnswer) keep(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := next(req)
+	if err != nil || resp.StatusCode/100 != 2 {
+		return resp, err
+	}
+	if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media != "application/json" {
+		return resp, nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	p.body, resp.Body = body, http.NoBody
+	return resp, nil
+}
+
+// plainEnd ends a streamed call whose stream carried events events: done with the kept JSON
+// answer decoded as a T (what names it) and converted, its text handed to onDelta as one
+// delta; done with an error when there was neither an event nor such an answer, since
+// recording it would make an empty answer of a call whose answer was lost; otherwise not
+// done, and the stream's accumulated answer stands.
+func plainEnd[T any](p *plainAnswer, events int, what string, convert func(*T) model.ProviderResponse, onDelta func(string)) (out model.ProviderResponse, done bool, err error) {
+	switch {
+	case p.body != nil:
+		var whole T
+		if err := json.Unmarshal(p.body, &whole); err != nil {
+			return out, true, &model.ProviderError{Code: "stream_decoding", Message: "the provider answered the streamed request with JSON that is not a " + what}
+		}
+		out = convert(&whole)
+		if out.Content != "" {
+			onDelta(out.Content)
+		}
+		return out, true, nil
+	case events == 0:
+		return out, true, &model.ProviderError{Code: "stream_empty", Message: "the provider's streamed answer carried no event"}
+	}
+	return out, false, nil
 }
 
 // transportError is a call that got no HTTP answer: cancelled, timed out or unreachable.

@@ -60,11 +60,14 @@ func (p *OpenAI) Generate(ctx context.Context, req model.ProviderRequest, call *
 		return openAIResponse(resp), nil
 	}
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params, capture)
+	var plain plainAnswer
+	stream := p.client.Chat.Completions.NewStreaming(ctx, params, capture, option.WithMiddleware(plain.keep))
 	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator
+	chunks := 0
 	for stream.Next() {
 		chunk := stream.Current()
+		chunks++
 		acc.AddChunk(chunk)
 		for _, ch := range chunk.Choices {
 			if ch.Delta.Content != "" {
@@ -74,6 +77,9 @@ func (p *OpenAI) Generate(ctx context.Context, req model.ProviderRequest, call *
 	}
 	if err := stream.Err(); err != nil {
 		return model.ProviderResponse{}, openAIError(ctx, err, p.cfg.Key)
+	}
+	if out, done, err := plainEnd(&plain, chunks, "chat completion", openAIResponse, req.OnDelta); done {
+		return out, err
 	}
 	return openAIResponse(&acc.ChatCompletion), nil
 }
