@@ -373,8 +373,14 @@ func TestDropInClientGoneCancels(t *testing.T) {
 	waitUntil(t, "the run recorded cancelled", func() bool {
 		return cypherCount(t, `MATCH (r:ModelRun {branchId: $b, status: 'failed', errorCode: 'cancelled'}) RETURN count(r)`, map[string]any{"b": branch}) == 1
 	})
+	// The cancelled call releases its key as it ends; a client that sends the list again
+	// meanwhile is told 409 with Retry-After, and follows it, as the SDKs do.
 	list["stream"] = false
-	again := h.call("POST", "/v1/openai/chat/completions", list)
+	var again response
+	waitUntil(t, "the list sent again answered", func() bool {
+		again = h.call("POST", "/v1/openai/chat/completions", list)
+		return again.status != 409
+	})
 	mustOK(t, again)
 	if again.header.Get("X-Ctxgraph-Branch") != branch {
 		t.Errorf("the list sent again went to branch %s, want %s", again.header.Get("X-Ctxgraph-Branch"), branch)

@@ -116,7 +116,11 @@ func startKatan() (base string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command(filepath.Join("scripts", "llm-katan"), "serve", strconv.Itoa(port))
+	// Its echo backend calls the first tool a request offers, which on the seeded
+	// conversations is ctxgraph_recall: every generation would make three recall rounds
+	// (refused: it names no real artifact) and four model calls against the one straight
+	// to llm-katan. Answering text, it times what a turn adds, as the direct request does.
+	cmd := exec.Command(filepath.Join("scripts", "llm-katan"), "serve", strconv.Itoa(port), "--no-auto-tool-providers", "openai,anthropic")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -434,7 +438,7 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 func (b *bench) reportGeneration(pf func(string, ...any)) {
 	g := b.generation
 	pf("## Generation\n\n")
-	pf("`POST /v1/generations` against llm-katan 0.22.0 (`scripts/llm-katan`: echo backend, no added latency, on %s), each timed beside the same chat-completions body sent straight to llm-katan by the same client: the assembly's messages as the openai adapter serialises them. *Added* is, pair by pair, the generation's time less llm-katan's own; each generation writes its user message, run, assembly and answer, so every assembly but the first follows a write. The first delta is the time to the first `message.delta` of a streamed generation against the time to the first content chunk of the same request streamed by llm-katan (20 of each, alternated); *assembly* is the mean server-side time of those generations' assemblies as their records keep them (graph, policy and serialise; a record holds no time for its own write).\n\n", g.Katan)
+	pf("`POST /v1/generations` against llm-katan 0.22.0 (`scripts/llm-katan`: echo backend, no added latency, answering text even when tools are offered, on %s), each timed beside the same chat-completions body sent straight to llm-katan by the same client: the assembly's messages as the openai adapter serialises them. *Added* is, pair by pair, the generation's time less llm-katan's own; each generation writes its user message, run, assembly and answer, so every assembly but the first follows a write. The first delta is the time to the first `message.delta` of a streamed generation against the time to the first content chunk of the same request streamed by llm-katan (20 of each, alternated); *assembly* is the mean server-side time of those generations' assemblies as their records keep them (graph, policy and serialise; a record holds no time for its own write).\n\n", g.Katan)
 	pf("| conversation | n | through ctxgraph p50 | p99 | straight to llm-katan p50 | p99 | added p50 | added p99 | first delta (ctxgraph) p50 | first chunk (llm-katan) p50 | assembly | errors |\n")
 	pf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range g.Rows {
