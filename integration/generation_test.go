@@ -665,15 +665,28 @@ func TestGenerationClientDisconnectCancels(t *testing.T) {
 	}
 }
 
-// Two continuations of one run at once: one calls the model, the other is refused.
+// Two continuations of one run at once: while the first is inside its model call, the
+// second is refused (409) and calls no model.
 func TestGenerationConcurrentContinue(t *testing.T) {
+	// The first continue's model call waits in the provider until the test has the second
+	// continue's answer, so the two overlap however the machine schedules them. A second
+	// continue that got past the refusal would call the model again and be answered at once.
+	called, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
 	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, _ map[string]any) (int, map[string]string, any) {
-		if n == 0 {
+		switch n {
+		case 0:
 			return 200, nil, openAIToolCall("call_1", "sheet_read", `{"sheet":"q3"}`)
+		case 1:
+			close(called)
+			<-release
 		}
-		time.Sleep(500 * time.Millisecond)
 		return 200, nil, openAIText("done")
 	})
+	// Registered after the provider's server, so run before it closes (which waits for its
+	// handlers).
+	t.Cleanup(open)
 	h := newProviderHarness(t, providersFor(t, `providers:
   - {name: openai, kind: openai, baseURL: "`+fake.URL+`/v1", maxRetries: 0}
 `)...)
@@ -681,20 +694,23 @@ func TestGenerationConcurrentContinue(t *testing.T) {
 	run := first(h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
 		"userMessage": map[string]any{"content": "go"}, "tools": []any{sheetTool}}), "runs")
 	h.must(201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": 1})
-	answers := make(chan response, 2)
-	for range 2 {
-		go func() { answers <- h.call("POST", "/v1/runs/"+str(run, "runId")+"/continue", map[string]any{}) }()
+	continuePath := "/v1/runs/" + str(run, "runId") + "/continue"
+	held := make(chan response, 1)
+	go func() { held <- h.call("POST", continuePath, map[string]any{}) }()
+	select {
+	case <-called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first continue never called the model")
 	}
-	a, b := <-answers, <-answers
-	if a.status+b.status != 200+409 || fake.count() != 2 {
-		t.Fatalf("concurrent continues answered %d and %d after %d provider calls; want 200 and 409 after 2", a.status, b.status, fake.count())
+	refused := h.call("POST", continuePath, map[string]any{})
+	open()
+	accepted := <-held
+	if accepted.status != 200 || refused.status != 409 || fake.count() != 2 {
+		t.Fatalf("the continue in its model call answered %d, the one sent meanwhile %d, after %d provider calls; want 200 and 409 after 2: %s",
+			accepted.status, refused.status, fake.count(), refused.body)
 	}
 	// The refused one is told to wait for the other's lease, not the 15 minutes a claim
 	// without one held.
-	refused := a
-	if b.status == 409 {
-		refused = b
-	}
 	if wait, err := strconv.Atoi(refused.header.Get("Retry-After")); err != nil || wait < 1 || wait > int(model.DefaultRunLease/time.Second) {
 		t.Fatalf("the refused continue says Retry-After %q, want 1 to %v", refused.header.Get("Retry-After"), model.DefaultRunLease)
 	}

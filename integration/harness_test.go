@@ -318,12 +318,29 @@ func (h *harness) waitReady(within time.Duration) {
 // instead of sleeping for a time it guesses is long enough.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
+	waitWithin(t, 10*time.Second, 2*time.Millisecond, what, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(2 * time.Millisecond)
+		return errors.New("it never held")
+	})
+}
+
+// waitWithin polls check every interval until it returns nil, for at most within, and then
+// fails the test with what check last said: waitUntil for a condition that takes seconds to
+// come about, or costs a query to check.
+func waitWithin(t *testing.T, within, interval time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s: %v", within, what, err)
+		}
+		time.Sleep(interval)
 	}
 }
 

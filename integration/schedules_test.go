@@ -200,31 +200,54 @@ func TestSchedulesAcrossTwoServers(t *testing.T) {
 	for _, id := range []string{everyID, failingID} {
 		t.Cleanup(func() { h.call("DELETE", "/v1/schedules/"+id, nil) })
 	}
-	time.Sleep(10 * time.Second)
-
-	list := h.send(b, 200, "GET", "/v1/conversations/"+conv+"/schedules", nil)["schedules"].([]any)
-	if len(list) != 2 {
-		t.Fatalf("listed %d schedules, want 2: %v", len(list), list)
-	}
-	for _, v := range list {
-		s := v.(map[string]any)
-		next, _ := time.Parse(time.RFC3339Nano, str(s, "nextRunAt"))
-		last, _ := time.Parse(time.RFC3339Nano, str(s, "lastRunAt"))
-		if time.Until(next) <= 0 || time.Until(next) > 2*time.Second || time.Since(last) > 3*time.Second || len(s["lastRunIds"].([]any)) != 1 {
-			t.Errorf("schedule %s lists next %v, last %v, last runs %v", str(s, "id"), s["nextRunAt"], s["lastRunAt"], s["lastRunIds"])
+	// Ten seconds of ticks, as long as the machine takes to fire them: the every-second
+	// schedule's tenth and the other's fifth have ended. How far apart they fell is checked
+	// below, once the schedules are deleted.
+	waitWithin(t, time.Minute, 100*time.Millisecond, "ten seconds of ticks", func() error {
+		every, failing := endedTicks(t, everyID), endedTicks(t, failingID)
+		if every < 10 || failing < 5 {
+			return fmt.Errorf("%d ticks of the every-second schedule and %d of the failing one have ended, want 10 and 5", every, failing)
 		}
-		if str(s, "id") == failingID {
-			e, _ := s["lastError"].(map[string]any)
-			if str(s, "lastStatus") != "failed" || str(e, "code") == "" {
-				t.Errorf("the failing schedule lists status %v, error %v", s["lastStatus"], s["lastError"])
+		return nil
+	})
+	// A listing read as a tick falls due, or while its turn runs, shows it still to be
+	// claimed or still running: read it until it shows both schedules between two ticks.
+	waitWithin(t, 20*time.Second, 100*time.Millisecond, "a listing between ticks", func() error {
+		list := h.send(b, 200, "GET", "/v1/conversations/"+conv+"/schedules", nil)["schedules"].([]any)
+		if len(list) != 2 {
+			return fmt.Errorf("listed %d schedules, want 2: %v", len(list), list)
+		}
+		var wrong []error
+		for _, v := range list {
+			s := v.(map[string]any)
+			next, _ := time.Parse(time.RFC3339Nano, str(s, "nextRunAt"))
+			last, _ := time.Parse(time.RFC3339Nano, str(s, "lastRunAt"))
+			if time.Until(next) <= 0 || time.Until(next) > 2*time.Second || time.Since(last) > 3*time.Second || len(s["lastRunIds"].([]any)) != 1 {
+				wrong = append(wrong, fmt.Errorf("schedule %s lists next %v, last %v, last runs %v", str(s, "id"), s["nextRunAt"], s["lastRunAt"], s["lastRunIds"]))
+			}
+			if str(s, "id") == failingID {
+				e, _ := s["lastError"].(map[string]any)
+				if str(s, "lastStatus") != "failed" || str(e, "code") == "" {
+					wrong = append(wrong, fmt.Errorf("the failing schedule lists status %v, error %v", s["lastStatus"], s["lastError"]))
+				}
 			}
 		}
-	}
+		return errors.Join(wrong...)
+	})
 	h.send(a, 204, "DELETE", "/v1/schedules/"+everyID, nil)
 	h.send(b, 204, "DELETE", "/v1/schedules/"+failingID, nil)
 	deleted := time.Now()
 	h.send(a, 404, "DELETE", "/v1/schedules/"+everyID, nil)
 	time.Sleep(2500 * time.Millisecond) // two more ticks of the every-second schedule, had it lived
+	// The turns of ticks claimed before the deletion may still be running.
+	waitWithin(t, 30*time.Second, 100*time.Millisecond, "the claimed ticks' turns", func() error {
+		for _, id := range []string{everyID, failingID} {
+			if n, ended := len(ticksOf(t, id)), endedTicks(t, id); ended != n {
+				return fmt.Errorf("schedule %s: %d of %d ticks have ended", id, ended, n)
+			}
+		}
+		return nil
+	})
 
 	claimants := map[string]int{}
 	seen := map[string]bool{}
@@ -295,6 +318,13 @@ func TestSchedulesAcrossTwoServers(t *testing.T) {
 	if everyTicks := len(ticksOf(t, everyID)); prompts != everyTicks {
 		t.Errorf("the branch holds %d scheduled prompts for %d ticks", prompts, everyTicks)
 	}
+}
+
+// endedTicks counts the ticks of a schedule whose turns have ended.
+func endedTicks(t *testing.T, scheduleID string) int {
+	t.Helper()
+	return int(cypherCount(t, `MATCH (t:ScheduleTick {scheduleId: $id}) WHERE t.status <> 'running' RETURN count(t)`,
+		map[string]any{"id": scheduleID}))
 }
 
 // newScheduler runs a scheduler in the test's process over the harness's generation path.
