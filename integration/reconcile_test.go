@@ -226,6 +226,19 @@ func TestDropInEditedMessageForks(t *testing.T) {
 		t.Errorf("got branches %s and %s, want the fork %s and the main branch %s", r4.header.Get("X-Ctxgraph-Branch"),
 			r5.header.Get("X-Ctxgraph-Branch"), fork, main)
 	}
+	// The same thread key with a list that shares nothing: a branch of its own, inheriting
+	// nothing.
+	other := newChatClient(h, thread)
+	r6, _ := other.send(user("a different matter entirely"))
+	mustOK(t, r6)
+	root := r6.header.Get("X-Ctxgraph-Branch")
+	if root == main || root == fork {
+		t.Errorf("a list sharing nothing went to branch %s, want a new one", root)
+	}
+	items := h.must(200, "GET", "/v1/branches/"+root+"/history", nil)["items"].([]any)
+	if len(items) != 2 || items[0].(map[string]any)["content"] != "a different matter entirely" {
+		t.Errorf("the new branch's history: got %v, want its question and answer alone", items)
+	}
 	for branch, want := range map[string]int{main: 3, fork: 3} {
 		users := 0
 		for _, it := range h.must(200, "GET", "/v1/branches/"+branch+"/history", nil)["items"].([]any) {
