@@ -49,7 +49,7 @@ type vendorStream interface {
 	start(assemblyID string) error
 	text(text string) error
 	toolCall(tc model.RequestedToolCall) error
-	end(r model.RunResult) error
+	end(a dropin.Answer) error
 	fail(status int, code, message string) error
 	keepAlive() error
 }
@@ -299,7 +299,7 @@ func (d *dropInStream) finish(ans dropin.Answer) error {
 		return model.Internal("a streamed call answered without its run starting", nil)
 	}
 	if d.err == nil {
-		d.write(d.out.end(ans.Run))
+		d.write(d.out.end(ans))
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ type anthropicStream struct{ s *anthropicwire.Stream }
 func (a *anthropicStream) start(assemblyID string) error             { return a.s.Start(assemblyID) }
 func (a *anthropicStream) text(text string) error                    { return a.s.Text(text) }
 func (a *anthropicStream) toolCall(tc model.RequestedToolCall) error { return a.s.ToolCall(tc) }
-func (a *anthropicStream) end(r model.RunResult) error               { return a.s.End(r) }
+func (a *anthropicStream) end(ans dropin.Answer) error               { return a.s.End(ans.Run) }
 func (a *anthropicStream) keepAlive() error                          { return a.s.Ping() }
 func (a *anthropicStream) fail(status int, _, message string) error {
 	return a.s.Fail(anthropicwire.ErrorOf(status, message, ""))

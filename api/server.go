@@ -184,6 +184,7 @@ func New(cfg Config) *Server {
 		e.Add(method, "/v1/openai"+path, h, s.vendorErrors(openAIErrors), s.vendorKey)
 	}
 	openAI(http.MethodPost, "/chat/completions", s.openAIChat)
+	openAI(http.MethodPost, "/responses", s.openAIResponses)
 	openAI(http.MethodGet, "/models", s.openAIModels)
 	e.RouteNotFound("/v1/openai/*", openAIUnknown, s.vendorErrors(openAIErrors))
 	e.Add(http.MethodPost, "/v1/anthropic/v1/messages", s.anthropicMessages, s.vendorErrors(anthropicErrors), s.vendorKey)

@@ -22,8 +22,14 @@ var chainSeed = hashOf([]byte("ctxgraph-chain/1"))
 // the sha256 of the hash before it and the message's canonical form. Matching a list
 // against a branch then compares one hash, however long the history.
 func Chain(msgs []model.ClientMessage) []string {
+	return ChainFrom(chainSeed, msgs)
+}
+
+// ChainFrom is Chain continued from the hash of a list already recorded (a previous
+// response's point): out[0] is that hash.
+func ChainFrom(start string, msgs []model.ClientMessage) []string {
 	out := make([]string, len(msgs)+1)
-	out[0] = chainSeed
+	out[0] = start
 	for i, m := range msgs {
 		out[i+1] = Next(out[i], m)
 	}
@@ -46,8 +52,14 @@ func hashOf(b []byte) string {
 
 // canonical is what identifies a message in the chain: its role, its text, its tool calls
 // with their arguments re-encoded canonically (a client that parses them and encodes them
-// again, as LangChain does, sends the same call) and its results' call ids and contents.
+// again, as LangChain does, sends the same call) and its results' call ids and contents; or,
+// for an item with an id, the id.
 func canonical(m model.ClientMessage) []byte {
+	if m.ItemID != "" {
+		// An item with an id is that item, whether sent whole or by reference.
+		out, _ := json.Marshal(struct{ Item string }{m.ItemID})
+		return out
+	}
 	type call struct {
 		ID, Name  string
 		Arguments string

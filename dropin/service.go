@@ -47,6 +47,12 @@ type Request struct {
 	// ThreadKey is the request's stable key (OpenAI `user` or `metadata.ctxgraph_thread`,
 	// Anthropic `metadata.user_id`), when it has one.
 	ThreadKey string
+	// After, when set, is the point of an earlier answer the list continues (the Responses
+	// protocol's previous_response_id, with ConversationID): Messages come after it.
+	After *model.ChainPoint
+	// Answer is an answer as the protocol's client appends it to its list; nil for one
+	// assistant message (AnswerMessage).
+	Answer func(model.RunResult) []model.ClientMessage
 }
 
 // Answer is what a call answers, in ctxgraph's terms: the vendor's answer is rendered from it.
@@ -54,6 +60,8 @@ type Answer struct {
 	ConversationID string          `json:"conversationId"`
 	BranchID       string          `json:"branchId"`
 	Run            model.RunResult `json:"run"`
+	// Point is where the answer leaves the list: what a later request continues.
+	Point model.ChainPoint `json:"point"`
 }
 
 // Call is a request whose conversation, participant and chain are resolved, ready to run.
@@ -64,6 +72,9 @@ type Call struct {
 	chain       []string
 	conv        model.Conversation
 	participant model.Participant
+	// offset is the length of the list before Messages: the point of After, else 0; chain[k]
+	// is the hash of the list's first offset+k messages.
+	offset int
 	// branchID is the branch the list continues, once Run has matched it.
 	branchID string
 }
@@ -78,11 +89,17 @@ func (s *Service) Prepare(ctx context.Context, accountID string, req Request) (*
 	if err := paired(req); err != nil {
 		return nil, err
 	}
+	if req.After != nil && req.ConversationID == "" {
+		return nil, model.Invalid("previous_response_id", "a previous response names its conversation")
+	}
 	providerName, modelName, err := s.resolveModel(req.Model)
 	if err != nil {
 		return nil, err
 	}
 	c := &Call{s: s, accountID: accountID, req: req, chain: Chain(req.Messages)}
+	if req.After != nil {
+		c.chain, c.offset = ChainFrom(req.After.SHA256, req.Messages), req.After.Length
+	}
 	if c.conv, err = s.conversation(ctx, accountID, req); err != nil {
 		return nil, err
 	}
@@ -104,7 +121,7 @@ func paired(req Request) error {
 		}
 		for _, r := range m.Results {
 			switch {
-			case !made[r.CallID]:
+			case !made[r.CallID] && req.After == nil:
 				return model.Invalid(fmt.Sprintf("messages[%d].tool_call_id", pos), "tool result for %q answers no tool call an earlier assistant message made", r.CallID)
 			case answered[r.CallID]:
 				return model.Invalid(fmt.Sprintf("messages[%d].tool_call_id", pos), "tool call %q is answered twice", r.CallID)
@@ -241,11 +258,15 @@ func (c *Call) Run(ctx context.Context, onEvent func(model.GenerationEvent)) (An
 	}
 	c.branchID = head.BranchID
 	n := len(req.Messages)
-	t := tail{c: c, branchID: head.BranchID, last: head.MessageID, from: head.Length}
+	from := head.Length - c.offset
+	t := tail{c: c, branchID: head.BranchID, last: head.MessageID, from: from}
 	if head.Awaiting {
 		t.pending = head.RunID
 	}
-	if err := t.record(ctx, req.Messages[head.Length:]); err != nil {
+	if err := t.check(ctx, req.Messages[from:]); err != nil {
+		return Answer{}, err
+	}
+	if err := t.record(ctx, req.Messages[from:]); err != nil {
 		return Answer{}, err
 	}
 	gen, err := t.generate(ctx)
@@ -256,7 +277,7 @@ func (c *Call) Run(ctx context.Context, onEvent func(model.GenerationEvent)) (An
 	if gen.UserMessageID != "" {
 		t.last = gen.UserMessageID
 	}
-	request := model.ChainPoint{SHA256: c.chain[n], Length: n, BranchID: head.BranchID, MessageID: t.last, RunID: ans.Run.RunID, Request: true}
+	request := model.ChainPoint{SHA256: c.chain[n], Length: c.offset + n, BranchID: head.BranchID, MessageID: t.last, RunID: ans.Run.RunID, Request: true}
 	var pe *model.ProviderError
 	if errors.As(err, &pe) {
 		// The list is recorded; its answer is not: the branch stands at the list, and a
@@ -270,12 +291,16 @@ func (c *Call) Run(ctx context.Context, onEvent func(model.GenerationEvent)) (An
 	if err != nil {
 		return ans, err
 	}
-	reply := AnswerMessage(ans.Run)
-	answer := model.ChainPoint{SHA256: Next(c.chain[n], reply), Length: n + 1, BranchID: head.BranchID, MessageID: t.last,
+	answer := model.ChainPoint{SHA256: c.chain[n], Length: c.offset + n, BranchID: head.BranchID, MessageID: t.last,
 		RunID: ans.Run.RunID, Awaiting: ans.Run.Status == model.RunAwaitingTools}
+	for _, item := range c.answerItems(ans.Run) {
+		answer.SHA256 = Next(answer.SHA256, item)
+		answer.Length++
+	}
 	if ans.Run.Message != nil {
 		answer.MessageID = ans.Run.Message.ID
 	}
+	ans.Point = answer
 	if claim := model.IdempotencyClaimOf(answerCtx); claim != nil {
 		claim.Status = 200
 	}
@@ -284,6 +309,14 @@ func (c *Call) Run(ctx context.Context, onEvent func(model.GenerationEvent)) (An
 		return ans, err
 	}
 	return ans, nil
+}
+
+// answerItems is an answer as the call's client appends it.
+func (c *Call) answerItems(r model.RunResult) []model.ClientMessage {
+	if c.req.Answer != nil {
+		return c.req.Answer(r)
+	}
+	return []model.ClientMessage{AnswerMessage(r)}
 }
 
 func headAt(p model.ChainPoint) model.ChainHead {
@@ -317,11 +350,12 @@ func (c *Call) match(ctx context.Context) (model.ChainHead, error) {
 	}
 	best := -1
 	for i, h := range heads {
-		fits := h.SHA256 != "" && h.Length <= n && c.chain[h.Length] == h.SHA256
+		k := h.Length - c.offset
+		fits := h.SHA256 != "" && k >= 0 && k <= n && c.chain[k] == h.SHA256
 		if h.SHA256 == "" {
 			// A branch no list was reconciled with takes a whole list when it is empty or
 			// is the one the request names.
-			fits = h.Empty || h.BranchID == c.req.BranchID
+			fits = c.offset == 0 && (h.Empty || h.BranchID == c.req.BranchID)
 		}
 		if fits && (best < 0 || h.Length > heads[best].Length) {
 			best = i
@@ -331,14 +365,20 @@ func (c *Call) match(ctx context.Context) (model.ChainHead, error) {
 		return heads[best], nil
 	}
 	hashes := c.chain[1 : n+1]
+	if c.offset > 0 {
+		hashes = c.chain // the previous response's own point too
+	}
 	for {
 		p, found, err := s.Chains.LongestChainPoint(ctx, c.accountID, c.conv.ID, hashes)
 		if err != nil {
 			return model.ChainHead{}, err
 		}
-		if found && p.Awaiting && p.Length > 1 {
-			hashes = c.chain[1:p.Length]
+		if k := p.Length - c.offset; found && p.Awaiting && k > 1 {
+			hashes = c.chain[1:k]
 			continue
+		}
+		if c.offset > 0 && !found {
+			return model.ChainHead{}, model.Invalid("previous_response_id", "the previous response is not one of this conversation's")
 		}
 		name := fmt.Sprintf("client-%d", n)
 		if !found || p.MessageID == "" {
@@ -354,6 +394,9 @@ func (c *Call) match(ctx context.Context) (model.ChainHead, error) {
 			return model.ChainHead{}, err
 		}
 		p.BranchID, p.Awaiting, p.RunID = b.ID, false, ""
+		if p.Length < c.offset {
+			return model.ChainHead{}, model.Invalid("previous_response_id", "the previous response is not one of this conversation's")
+		}
 		return headAt(p), nil
 	}
 }
@@ -423,9 +466,6 @@ func (t *tail) assistant(ctx context.Context, m model.ClientMessage) error {
 			return err
 		}
 		runID, t.external = run.ID, run.ID
-		if t.calls == nil {
-			t.calls = map[string]model.ToolCall{}
-		}
 		for _, tc := range m.ToolCalls {
 			args := json.RawMessage(CanonicalJSON(tc.Arguments))
 			if !json.Valid(args) {
@@ -461,21 +501,41 @@ func (t *tail) closeExternal(ctx context.Context) error {
 	return err
 }
 
-// results records tool results by their call ids.
-func (t *tail) results(ctx context.Context, pos int, results []model.ClientToolResult) error {
-	g, acc := t.c.s.Graph, t.c.accountID
-	if t.pending != "" && !t.answered {
-		calls, err := t.c.s.Chains.RunToolCalls(ctx, acc, t.pending)
+// check refuses a tail that cannot be recorded before anything is written: an item sent by
+// reference (its content is not in the list), or a result that answers neither a call of
+// the run the branch awaits nor one the tail itself makes. It reads the awaiting run's calls.
+func (t *tail) check(ctx context.Context, msgs []model.ClientMessage) error {
+	t.calls = map[string]model.ToolCall{}
+	if t.pending != "" {
+		calls, err := t.c.s.Chains.RunToolCalls(ctx, t.c.accountID, t.pending)
 		if err != nil {
 			return err
-		}
-		if t.calls == nil {
-			t.calls = map[string]model.ToolCall{}
 		}
 		for _, call := range calls {
 			t.calls[call.CallID] = call
 		}
 	}
+	made := map[string]bool{}
+	for i, m := range msgs {
+		pos := t.c.position(t.from + i)
+		if m.Reference {
+			return model.Invalid(fmt.Sprintf("input[%d]", pos), "item %q is sent by reference where the list parts from what ctxgraph recorded: send the item itself", m.ItemID)
+		}
+		for _, r := range m.Results {
+			if _, ok := t.calls[r.CallID]; !ok && !made[r.CallID] {
+				return model.Invalid(fmt.Sprintf("messages[%d].tool_call_id", pos), "tool result for %q answers no tool call of the list", r.CallID)
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			made[tc.ID] = true
+		}
+	}
+	return nil
+}
+
+// results records tool results by their call ids (check has found each call).
+func (t *tail) results(ctx context.Context, pos int, results []model.ClientToolResult) error {
+	g, acc := t.c.s.Graph, t.c.accountID
 	for _, r := range results {
 		call, ok := t.calls[r.CallID]
 		if !ok {

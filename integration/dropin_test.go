@@ -781,6 +781,17 @@ func TestDropInAnthropicSDK(t *testing.T) {
 // the conversation it found by the hash of its first messages.
 func TestDropInVercelAISDK(t *testing.T) {
 	_, nodeDir := dropInClients(t)
+	// The default model speaks the Responses API, chat() chat completions: an application
+	// on either runs unchanged.
+	for _, api := range []string{"chat", "responses"} {
+		t.Run(api, func(t *testing.T) {
+			t.Setenv("CTXGRAPH_VERCEL_API", api)
+			vercelAISDK(t, nodeDir)
+		})
+	}
+}
+
+func vercelAISDK(t *testing.T, nodeDir string) {
 	d := newDropIn(t, newOpenAIDesk(t), "openai", "gpt-4.1")
 	out := d.run(t, nodeDir, "node", "vercel.mjs")
 

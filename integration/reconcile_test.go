@@ -408,3 +408,77 @@ func TestDropInClientGoneCancels(t *testing.T) {
 		t.Errorf("got %d user messages after a cancelled call and the list again, want 1", users)
 	}
 }
+
+// The Responses protocol as the Vercel AI SDK's default OpenAI model speaks it: the items
+// of earlier answers sent back by reference; and as `client.responses.create` may, a list
+// continued from a previous response. Both record only the new tail on one branch.
+func TestDropInResponsesByReferenceAndPreviousResponse(t *testing.T) {
+	fake := newProtocolServer(t, "/v1/chat/completions", orderModel)
+	h := newProviderHarness(t, openAIAt(t, fake, "sk-test")...)
+	tool := map[string]any{"type": "function", "name": "search_orders", "parameters": map[string]any{"type": "object"}}
+	send := func(body map[string]any) (response, map[string]any) {
+		t.Helper()
+		body["model"], body["tools"] = "openai/gpt-4.1", []any{tool}
+		r := h.call("POST", "/v1/openai/responses", body)
+		if r.status != 200 {
+			t.Fatalf("got %d %s", r.status, r.body)
+		}
+		return r, r.obj(t)
+	}
+	outputOf := func(o map[string]any) map[string]any { return o["output"].([]any)[0].(map[string]any) }
+	for _, byPrevious := range []bool{false, true} {
+		name := map[bool]string{false: "by reference", true: "by previous response"}[byPrevious]
+		thread := "u-" + randomHex(4)
+		input := []any{map[string]any{"role": "developer", "content": "You are the order desk."},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_text", "text": "please find acme's latest order"}}}}
+		r1, o1 := send(map[string]any{"input": input, "user": thread})
+		call := outputOf(o1)
+		if call["type"] != "function_call" || call["name"] != "search_orders" {
+			t.Fatalf("%s, turn one: got %v, want a function call", name, o1["output"])
+		}
+		result := map[string]any{"type": "function_call_output", "call_id": call["call_id"], "output": ordersResult}
+		var r2 response
+		var o2 map[string]any
+		if byPrevious {
+			r2, o2 = send(map[string]any{"previous_response_id": o1["id"], "input": []any{result}})
+		} else {
+			input = append(input, map[string]any{"type": "item_reference", "id": call["id"]}, result)
+			r2, o2 = send(map[string]any{"input": input, "user": thread})
+		}
+		answer := outputOf(o2)
+		if answer["type"] != "message" || r2.header.Get("X-Ctxgraph-Run") != r1.header.Get("X-Ctxgraph-Run") {
+			t.Errorf("%s, turn two: got %v on run %s, want the answer of run %s continued", name, answer, r2.header.Get("X-Ctxgraph-Run"), r1.header.Get("X-Ctxgraph-Run"))
+		}
+		question := map[string]any{"role": "user", "content": "what was the total of that order, and its id?"}
+		var r3 response
+		if byPrevious {
+			r3, _ = send(map[string]any{"previous_response_id": o2["id"], "input": []any{question}})
+		} else {
+			input = append(input, map[string]any{"type": "item_reference", "id": answer["id"]}, question)
+			r3, _ = send(map[string]any{"input": input, "user": thread})
+		}
+		branch := r1.header.Get("X-Ctxgraph-Branch")
+		if r2.header.Get("X-Ctxgraph-Branch") != branch || r3.header.Get("X-Ctxgraph-Branch") != branch {
+			t.Errorf("%s: got branches %s, %s, %s, want one", name, branch, r2.header.Get("X-Ctxgraph-Branch"), r3.header.Get("X-Ctxgraph-Branch"))
+		}
+		sent, _ := json.Marshal(fake.request(t, fake.count()-1))
+		if !strings.Contains(string(sent), "ord_7Q2X9") || strings.Count(string(sent), "please find acme") != 1 {
+			t.Errorf("%s, turn three: the request lacks ord_7Q2X9 or repeats turn one: %s", name, sent)
+		}
+		users := 0
+		for _, it := range h.must(200, "GET", "/v1/branches/"+branch+"/history", nil)["items"].([]any) {
+			if it.(map[string]any)["role"] == "user" {
+				users++
+			}
+		}
+		if users != 2 {
+			t.Errorf("%s: got %d user messages on the branch, want 2", name, users)
+		}
+	}
+	// A reference to an item ctxgraph did not answer is refused, naming it.
+	r := h.call("POST", "/v1/openai/responses", map[string]any{"model": "openai/gpt-4.1",
+		"input": []any{map[string]any{"type": "item_reference", "id": "rs_elsewhere"}}})
+	if e, _ := r.obj(t)["error"].(map[string]any); r.status != 400 || e["param"] != "input[0].id" {
+		t.Errorf("an unknown reference: got %d %s, want 400 naming input[0].id", r.status, r.body)
+	}
+}

@@ -14,6 +14,11 @@ type ClientMessage struct {
 	Text      string
 	ToolCalls []ClientToolCall
 	Results   []ClientToolResult
+	// ItemID, when set, is the id a protocol gives the item (OpenAI's Responses items): the
+	// item is known by it. Reference says the client sent the id alone, for an item of an
+	// answer ctxgraph gave (its tool calls then carry only their ids).
+	ItemID    string
+	Reference bool
 }
 
 // ClientToolCall is a tool call as the client's list names it: the id its result is paired by.

@@ -12,8 +12,9 @@ import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 
 const openai = createOpenAI({ baseURL: process.env.CTXGRAPH_BASE + '/v1/openai', apiKey: process.env.CTXGRAPH_KEY });
-// @ai-sdk/openai's default model speaks the Responses API; chat() is chat completions.
-const model = openai.chat('openai/gpt-4.1');
+// @ai-sdk/openai's default model speaks the Responses API (sending the items of earlier
+// answers back by reference); chat() is chat completions. CTXGRAPH_VERCEL_API says which.
+const model = process.env.CTXGRAPH_VERCEL_API === 'responses' ? openai('openai/gpt-4.1') : openai.chat('openai/gpt-4.1');
 const system = 'You are the order desk of an online shop.';
 const question = 'Find my latest order and tell me when it will be delivered.';
 
