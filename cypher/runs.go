@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -246,9 +248,44 @@ func (s *Store) BeginTurn(ctx context.Context, accountID string, msg *model.NewM
 	return b.msg, b.runs, err
 }
 
+// finishTurnParams are FinishTurn's: an assistant message and a completed model call.
+type finishTurnParams struct {
+	ID               string    `param:"id"`
+	RunID            string    `param:"runId"`
+	AccountID        string    `param:"accountId"`
+	Content          string    `param:"content"`
+	ParentMessageIDs []string  `param:"parentMessageIds"`
+	Visibility       string    `param:"visibility"`
+	BaselineTokens   int64     `param:"baselineTokens"`
+	CreatedAt        time.Time `param:"createdAt"`
+	RecordedAt       time.Time `param:"recordedAt"`
+	AssemblyID       string    `param:"assemblyId,null"`
+	PolicyVersion    string    `param:"policyVersion,null"`
+	RequestSHA256    string    `param:"requestSha256,null"`
+	ResponseID       string    `param:"responseId,null"`
+	ResponseModel    string    `param:"responseModel,null"`
+	FinishReason     string    `param:"finishReason,null"`
+	InputTokens      int64     `param:"inputTokens"`
+	OutputTokens     int64     `param:"outputTokens"`
+	LatencyMs        float64   `param:"latencyMs"`
+	Status           string    `param:"status"`
+	EndedAt          time.Time `param:"endedAt"`
+	Reoffer          bool      `param:"reoffer"`
+	Tools            string    `param:"tools,null"`
+	ToolChoice       string    `param:"toolChoice,null"`
+}
+
+var finishTurn = newQuery[finishTurnParams, messageRow]("FinishTurn")
+
 // FinishTurn records a completed model call in one transaction: the assistant message
-// GENERATED_BY the run, and the call on its assembly and run (RecordModelCall).
+// GENERATED_BY the run, and the call on its assembly and run (RecordModelCall). An answer
+// of the run's own participant that replies to one message, the generation path's, is one
+// auto-commit statement (FinishTurn.cypher): its run, branch and parent are the serving
+// server's own, so nothing of them is read first.
 func (s *Store) FinishTurn(ctx context.Context, accountID string, msg model.NewMessage, in model.ModelCallRecord) (model.Message, error) {
+	if len(msg.ParentMessageIDs) == 1 && msg.RunID == in.RunID && msg.Role == "assistant" && msg.Speaker != "" && in.Error == nil && in.Status != "" {
+		return s.finishTurn(ctx, accountID, msg, in)
+	}
 	return writeTx(ctx, s, func(t *tx) (model.Message, error) {
 		m, err := t.appendMessage(accountID, msg)
 		if err != nil {
@@ -257,6 +294,47 @@ func (s *Store) FinishTurn(ctx context.Context, accountID string, msg model.NewM
 		_, err = t.recordModelCall(accountID, in)
 		return m, err
 	})
+}
+
+// finishTurn is FinishTurn's one statement.
+func (s *Store) finishTurn(ctx context.Context, accountID string, msg model.NewMessage, in model.ModelCallRecord) (model.Message, error) {
+	createdAt, recordedAt := s.stamps(msg.At)
+	at := in.At
+	if at.IsZero() {
+		at = recordedAt
+	}
+	visibility := msg.Visibility
+	if visibility == "" {
+		visibility = model.DefaultMessageVisibility
+	}
+	p := finishTurnParams{
+		ID: newID("msg"), RunID: in.RunID, AccountID: accountID, Content: msg.Content, ParentMessageIDs: msg.ParentMessageIDs,
+		Visibility: visibility, BaselineTokens: s.baselineTokens("assistant", msg.Content, model.ChatName(msg.Speaker)),
+		CreatedAt: createdAt, RecordedAt: recordedAt,
+		AssemblyID: in.AssemblyID, PolicyVersion: in.PolicyVersion, RequestSHA256: in.RequestSHA256,
+		ResponseID: in.ResponseID, ResponseModel: in.ResponseModel, FinishReason: in.FinishReason,
+		InputTokens: int64(in.Usage.InputTokens), OutputTokens: int64(in.Usage.OutputTokens),
+		LatencyMs: float64(in.Latency.Microseconds()) / 1000, Status: in.Status, EndedAt: at.UTC(),
+	}
+	if in.Offer != nil {
+		tools, err := toolsText(in.Offer.Tools)
+		if err != nil {
+			return model.Message{}, err
+		}
+		p.Reoffer, p.Tools, p.ToolChoice = true, tools, in.Offer.ToolChoice
+	}
+	row, found, err := finishTurn.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+	if err != nil {
+		return model.Message{}, err
+	}
+	if !found {
+		// Only now is the run read, to say whether it is unknown or has ended.
+		if _, err := s.requireRecord(ctx, accountID, "ModelRun", in.RunID); err != nil {
+			return model.Message{}, err
+		}
+		return model.Message{}, model.Conflict("run %q has already ended", in.RunID)
+	}
+	return messageOf(row.M), nil
 }
 
 func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.Run, error) {

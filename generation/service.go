@@ -816,7 +816,7 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 	}
 	msg, err := s.Calls.FinishTurn(rctx, accountID, model.NewMessage{
 		BranchID: run.BranchID, Role: "assistant", Content: resp.Content, ParticipantID: pc.participant.ID, RunID: run.ID,
-		ParentMessageIDs: parents, Visibility: visibility,
+		ParentMessageIDs: parents, Visibility: visibility, Speaker: pc.participant.Name,
 	}, rec)
 	if err != nil {
 		return res, false, err

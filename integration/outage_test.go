@@ -143,7 +143,7 @@ func cutKeyedTurn(t *testing.T, statement, key string) keyedTurnCut {
 // 503, and its retry with the same key and body once Neo4j is back finds the turn it began
 // and completes it, never writing its user message again.
 func TestOutageAfterTurnBeganRetryCompletesIt(t *testing.T) {
-	c := cutKeyedTurn(t, "RecordModelCall", "turn-cut")
+	c := cutKeyedTurn(t, "FinishTurn", "turn-cut")
 	h, p, branch, body, r := c.h, c.p, c.branch, c.body, c.got
 	h.expectError(r, 503, "unavailable", "")
 	if r.header.Get("Retry-After") == "" {
@@ -443,7 +443,7 @@ func TestOutageCutsAContinueRetryCompletesItOnce(t *testing.T) {
 			h.must(201, "POST", "/v1/tool-calls/"+str(first(run, "toolCalls"), "id")+"/result", map[string]any{"status": "succeeded", "result": "q3 revenue: 42"})
 
 			path := "/v1/runs/" + runID + "/continue"
-			gate.arm("RecordModelCall", 1)
+			gate.arm("FinishTurn", 1)
 			answered := make(chan response, 1)
 			go func() { answered <- h.call("POST", path, map[string]any{}, "Idempotency-Key", "continue-cut") }()
 			gate.waitHeld()

@@ -44,6 +44,9 @@ type NewMessage struct {
 	ParentMessageIDs []string
 	Visibility       string
 	At               *time.Time
+	// Speaker, when the caller knows it, is the name of the message's participant: the
+	// generation path's answer is then written without reading it.
+	Speaker string
 }
 
 // NewRun starts a model run on a branch.
