@@ -139,11 +139,11 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 	switch {
 	case kind != "":
 	case len(req.ParentMessageIDs) > 0:
-		kind = "branch_submission"
+		kind = model.RuntimeBranchSubmission
 	case len(calls) > 1:
-		kind = "multi_model"
+		kind = model.RuntimeMultiModel
 	default:
-		kind = "chat"
+		kind = model.RuntimeChat
 	}
 	if req.UserMessage == nil && len(req.ParentMessageIDs) > 0 {
 		return model.Generation{}, model.Invalid("parentMessageIds", "parentMessageIds needs a userMessage: it is what replies to them")
@@ -319,7 +319,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 // claims the run's step under this process's lease (so that two callers never call its
 // model at once; a resumable run is reopened), runs check, if any, under the claim, and
 // steps with the tools the run offers (reoffer), replying to the run's trigger message.
-func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind string, sr stepRequest, check func() error) (model.Generation, error) {
+func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind model.RuntimeKind, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
 	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, s.lease())
 	if err != nil {
@@ -425,7 +425,7 @@ func (s *Service) Discuss(ctx context.Context, accountID string, req model.Discu
 			}
 			start := time.Now()
 			_, runs, err := s.Calls.BeginTurn(ctx, accountID, nil, []model.NewRun{{BranchID: req.BranchID, ParticipantID: pc.participant.ID,
-				RuntimeKind: "discussion", Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last, Lease: s.lease()}})
+				RuntimeKind: model.RuntimeDiscussion, Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last, Lease: s.lease()}})
 			if err != nil {
 				return out, err
 			}
@@ -497,7 +497,7 @@ func (s *Service) Subagents(ctx context.Context, accountID string, req model.Sub
 	for i, pc := range calls {
 		task, started, err := s.Calls.BeginTurn(ctx, accountID,
 			&model.NewMessage{BranchID: parent.BranchID, Role: "user", Content: req.Children[i].Task, ParticipantID: pc.participant.ID, Visibility: "participant"},
-			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: "subagent", ParentRunID: parent.ID,
+			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: model.RuntimeSubagent, ParentRunID: parent.ID,
 				Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Children[i].Tools), Lease: s.lease()}})
 		if err != nil {
 			return out, err
@@ -555,7 +555,7 @@ func (s *Service) Resume(ctx context.Context, accountID string, req model.Resume
 		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "children",
 			Message: fmt.Sprintf("run %q waits for its subagents %s: each must end before the parent resumes", parent.ID, strings.Join(running, ", "))}
 	}
-	return s.callAgain(ctx, accountID, parent, "parent_resume", stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
+	return s.callAgain(ctx, accountID, parent, model.RuntimeParentResume, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
 }
 
 // runningRun reads a run that is to make a model call, KindConflict when it has ended.
@@ -791,7 +791,7 @@ func (s *Service) callProvider(ctx context.Context, c *runCall, a model.Assembly
 	pctx, span := tracing.Tracer().Start(ctx, "chat "+c.pc.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", c.pc.provider.Name()),
 		attribute.String("gen_ai.request.model", c.pc.model), attribute.String("gen_ai.conversation.id", c.run.ConversationID),
-		attribute.String("ctxgraph.run.id", c.run.ID), attribute.String("ctxgraph.runtime_kind", c.run.RuntimeKind),
+		attribute.String("ctxgraph.run.id", c.run.ID), attribute.String("ctxgraph.runtime_kind", string(c.run.RuntimeKind)),
 		attribute.String("ctxgraph.assembly.id", a.ID)))
 	resp, err := c.pc.provider.Generate(pctx, preq, &call)
 	endProviderSpan(span, resp, err)
@@ -827,7 +827,7 @@ func providerFailure(ctx context.Context, err error) *model.ProviderError {
 func (s *Service) recordFailure(ctx context.Context, c *runCall, rec model.ModelCallRecord, pe *model.ProviderError) {
 	c.res.Status, c.res.Error = model.RunFailed, pe
 	s.fail(ctx, c.accountID, rec, pe)
-	if c.run.RuntimeKind == "subagent" {
+	if c.run.RuntimeKind == model.RuntimeSubagent {
 		s.reportFailure(ctx, c.accountID, c.run.ID, pe)
 	}
 	s.emitEnd(c.emit, c.res)
@@ -887,7 +887,7 @@ func (s *Service) recordAnswer(ctx context.Context, c *runCall, rec model.ModelC
 	}
 	rec.Status = model.RunCompleted
 	visibility := ""
-	if c.run.RuntimeKind == "subagent" {
+	if c.run.RuntimeKind == model.RuntimeSubagent {
 		visibility = "participant" // a child's answer is private to it; its report is promoted
 	}
 	msg, err := s.Calls.FinishTurn(ctx, c.accountID, model.NewMessage{
@@ -897,7 +897,7 @@ func (s *Service) recordAnswer(ctx context.Context, c *runCall, rec model.ModelC
 	if err != nil {
 		return err
 	}
-	if c.run.RuntimeKind == "subagent" {
+	if c.run.RuntimeKind == model.RuntimeSubagent {
 		if _, err := s.Graph.Promote(ctx, c.accountID, model.NewPromotion{RunID: c.run.ID, Report: content}); err != nil {
 			return err
 		}

@@ -455,7 +455,7 @@ func TestGenerateAnswersRecallsThenCallsTheModelAgain(t *testing.T) {
 }
 
 // running is a run of pt_1 that answered msg_user with a call to sheet_read.
-var running = model.Run{ID: "run_1", ConversationID: "cnv_1", BranchID: "br_main", ParticipantID: "pt_1", RuntimeKind: "chat",
+var running = model.Run{ID: "run_1", ConversationID: "cnv_1", BranchID: "br_main", ParticipantID: "pt_1", RuntimeKind: model.RuntimeChat,
 	Status: model.RunStatusRunning, Model: "m1", TriggerMessageID: "msg_user", ModelCalls: 1, PolicyVersion: "pv_1",
 	Tools: []model.ToolSpec{sheet}}
 
