@@ -14,7 +14,7 @@ func (s *Server) assemble(c echo.Context) error {
 		return err
 	}
 	in := model.AssemblyRequest{
-		BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
+		BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: model.RuntimeKind(req.RuntimeKind),
 		Provider: req.Provider, Model: req.Model, TokenBudget: derefInt(req.TokenBudget), ExactArtifactIDs: req.ExactArtifactIDs,
 		PolicyVersion: req.PolicyVersion, Trace: req.Trace,
 	}

@@ -158,7 +158,7 @@ func (s *Server) generate(c echo.Context) error {
 	}
 	in := model.GenerationRequest{
 		BranchID: req.BranchID, ParticipantIDs: req.ParticipantIDs, ParentMessageIDs: req.ParentMessageIDs,
-		RuntimeKind: req.RuntimeKind, PolicyVersion: req.PolicyVersion, TokenBudget: derefInt(req.TokenBudget),
+		RuntimeKind: model.RuntimeKind(req.RuntimeKind), PolicyVersion: req.PolicyVersion, TokenBudget: derefInt(req.TokenBudget),
 		ExactArtifactIDs: req.ExactArtifactIDs, Options: opts,
 	}
 	if req.UserMessage != nil {

@@ -174,7 +174,7 @@ func (s *Server) startRun(c echo.Context) error {
 	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.StartRun(ctx, accountOf(c), model.NewRun{
-			BranchID: c.Param("id"), ParticipantID: req.ParticipantID, RuntimeKind: req.RuntimeKind,
+			BranchID: c.Param("id"), ParticipantID: req.ParticipantID, RuntimeKind: model.RuntimeKind(req.RuntimeKind),
 			TriggerMessageID: req.TriggerMessageID, ParentRunID: req.ParentRunID, Provider: req.Provider, Model: req.Model,
 			At: timeOf(req.At),
 		})

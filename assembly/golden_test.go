@@ -283,7 +283,7 @@ func generatedLineage(seed uint64) (*snapshotGraph, model.AssemblyRequest) {
 	req := model.AssemblyRequest{BranchID: "br", ParticipantID: "pt_me", TokenBudget: 30 + r.IntN(2500), Now: now, AsOf: now,
 		Trace: r.IntN(2) == 0}
 	if r.IntN(3) > 0 {
-		req.RunID, req.RuntimeKind, req.ToolRounds = run, pick(r, "chat", "discussion", "subagent"), r.IntN(2) == 0
+		req.RunID, req.RuntimeKind, req.ToolRounds = run, pick(r, model.RuntimeChat, model.RuntimeDiscussion, model.RuntimeSubagent), r.IntN(2) == 0
 	}
 	if len(artifacts) > 0 && r.IntN(2) == 0 {
 		req.ExactArtifactIDs = []string{pick(r, artifacts...)}

@@ -69,7 +69,7 @@ func (s *Service) ReusedJudgements() int64 {
 // key with the branch in place of the view. A branch has one current view, so a judgement of
 // an earlier view of it will not be asked for again.
 func judgementKey(view, branchID, policyVersion string, req policy.Request, encoding string) (key, shape string) {
-	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, req.RuntimeKind, req.Provider,
+	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, string(req.RuntimeKind), req.Provider,
 		encoding, strings.Join(req.ExactArtifactIDs, ","), strconv.FormatBool(req.ToolRounds), strconv.FormatBool(req.Recall)}, "\x00")
 	return view + "\x00" + rest, branchID + "\x00" + rest
 }

@@ -87,13 +87,13 @@ func TestOwnAnswersGoUnnamedOutsideDiscussions(t *testing.T) {
 	tests := []struct {
 		name        string
 		c           *model.Candidate
-		runtimeKind string
+		runtimeKind model.RuntimeKind
 		want        string
 	}{
-		{"its own answer in a chat", own, "chat", ""},
-		{"another's answer in a chat", other, "chat", "bo"},
-		{"its own answer in a discussion", own, "discussion", "ada"},
-		{"another's answer in a discussion", other, "discussion", "bo"},
+		{"its own answer in a chat", own, model.RuntimeChat, ""},
+		{"another's answer in a chat", other, model.RuntimeChat, "bo"},
+		{"its own answer in a discussion", own, model.RuntimeDiscussion, "ada"},
+		{"another's answer in a discussion", other, model.RuntimeDiscussion, "bo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -277,7 +277,7 @@ func completed(req model.AssemblyRequest, snap model.Snapshot, v policy.Version)
 		req.Model = snap.Participant.Model
 	}
 	if req.RuntimeKind == "" {
-		req.RuntimeKind = "chat"
+		req.RuntimeKind = model.RuntimeChat
 		if snap.Run != nil {
 			req.RuntimeKind = snap.Run.RuntimeKind
 		}
@@ -361,8 +361,8 @@ func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, 
 
 // unnamedSpeaker is the participant whose own answers a request sends unnamed: the one it is
 // for, except in a discussion, where every message names its participant (DESIGN §3).
-func unnamedSpeaker(participantID, runtimeKind string) string {
-	if runtimeKind == "discussion" {
+func unnamedSpeaker(participantID string, runtimeKind model.RuntimeKind) string {
+	if runtimeKind == model.RuntimeDiscussion {
 		return ""
 	}
 	return participantID

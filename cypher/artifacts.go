@@ -73,7 +73,7 @@ func artifactOf(p props) model.Artifact {
 		ResultSha256: p.str("resultSha256"), ResultBytes: p.i64("resultBytes"), ResultRef: p.str("resultRef"),
 		PrivacyClass: p.str("privacyClass"), Visibility: p.str("visibility"),
 		SharedWithParticipants: p.strs("sharedWithParticipants"), OwnerParticipantID: p.str("ownerParticipantId"),
-		OwnerRunID: p.str("ownerRunId"), RuntimeKind: p.str("runtimeKind"), ToolVersion: p.str("toolVersion"),
+		OwnerRunID: p.str("ownerRunId"), RuntimeKind: model.RuntimeKind(p.str("runtimeKind")), ToolVersion: p.str("toolVersion"),
 		ActiveSkills: p.strs("activeSkills"), Promoted: p.boolean("promoted"), Stamp: stampOf(p),
 	}
 	if code, msg := p.str("errorCode"), p.str("errorMessage"); code != "" || msg != "" {

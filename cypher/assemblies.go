@@ -166,7 +166,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	req := a.Request
 	row := map[string]any{
 		"id": a.ID, "conversationId": a.ConversationID, "branchId": req.BranchID,
-		"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": req.RuntimeKind,
+		"participantId": req.ParticipantID, "runId": nullable(req.RunID), "runtimeKind": string(req.RuntimeKind),
 		"provider": req.Provider, "model": nullable(req.Model), "tokenBudget": req.TokenBudget,
 		"exactArtifactIds": orEmpty(req.ExactArtifactIDs), "policyVersion": a.PolicyVersion,
 		"assemblerVersion": a.AssemblerVersion, "now": req.Now.UTC(), "asOf": req.AsOf.UTC(), "trace": req.Trace,

@@ -151,7 +151,7 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 	leaseUntil, holder := t.store.leaseEnd(in.Lease)
 	row, found, err := startRunQuery.one(t, startRunParams{
 		ID: newID("run"), AccountID: accountID, BranchID: in.BranchID, ParticipantID: in.ParticipantID,
-		RuntimeKind: in.RuntimeKind, Provider: in.Provider, Model: in.Model,
+		RuntimeKind: string(in.RuntimeKind), Provider: in.Provider, Model: in.Model,
 		TriggerMessageID: in.TriggerMessageID, ParentRunID: in.ParentRunID, Tools: tools, ToolChoice: in.ToolChoice,
 		LeaseUntil: leaseUntil, LeaseHolder: holder, CreatedAt: createdAt, RecordedAt: recordedAt,
 	})
@@ -377,7 +377,7 @@ func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.
 func runOf(p props) model.Run {
 	r := model.Run{
 		ID: p.str("id"), ConversationID: p.str("conversationId"), BranchID: p.str("branchId"), Seq: p.i64("seq"),
-		ParticipantID: p.str("participantId"), RuntimeKind: p.str("runtimeKind"), Status: p.str("status"),
+		ParticipantID: p.str("participantId"), RuntimeKind: model.RuntimeKind(p.str("runtimeKind")), Status: p.str("status"),
 		Provider: p.str("provider"), Model: p.str("model"), TriggerMessageID: p.str("triggerMessageId"),
 		ParentRunID: p.str("parentRunId"), StartedAt: p.time("startedAt"), EndedAt: p.timePtr("endedAt"),
 		RecordedAt: p.time("recordedAt"),

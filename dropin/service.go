@@ -460,7 +460,7 @@ func (t *tail) assistant(ctx context.Context, m model.ClientMessage) error {
 	g, acc, p := t.c.s.Graph, t.c.accountID, t.c.participant
 	runID := ""
 	if len(m.ToolCalls) > 0 {
-		run, err := g.StartRun(ctx, acc, model.NewRun{BranchID: t.branchID, ParticipantID: p.ID, RuntimeKind: "chat",
+		run, err := g.StartRun(ctx, acc, model.NewRun{BranchID: t.branchID, ParticipantID: p.ID, RuntimeKind: model.RuntimeChat,
 			TriggerMessageID: t.last, Provider: p.Provider, Model: p.Model})
 		if err != nil {
 			return err

@@ -302,7 +302,7 @@ func (s *Scheduler) claim(sc model.Schedule, now time.Time) error {
 func (s *Scheduler) fire(c model.TickClaim, sc model.Schedule) {
 	gen, err := s.Turns.Generate(s.runCtx, sc.AccountID, model.GenerationRequest{
 		BranchID: sc.BranchID, ParticipantIDs: sc.ParticipantIDs, UserMessage: &model.NewUserMessage{Content: sc.Prompt},
-		RuntimeKind: "scheduled", PolicyVersion: sc.PolicyVersion, TokenBudget: sc.TokenBudget,
+		RuntimeKind: model.RuntimeScheduled, PolicyVersion: sc.PolicyVersion, TokenBudget: sc.TokenBudget,
 		Options: model.CallOptions{Tools: sc.Tools},
 	})
 	res := model.TickResult{Status: model.RunCompleted, UserMessageID: gen.UserMessageID, RunIDs: []string{}}

@@ -139,11 +139,11 @@ func (s *Service) Generate(ctx context.Context, accountID string, req model.Gene
 	switch {
 	case kind != "":
 	case len(req.ParentMessageIDs) > 0:
-		kind = "branch_submission"
+		kind = model.RuntimeBranchSubmission
 	case len(calls) > 1:
-		kind = "multi_model"
+		kind = model.RuntimeMultiModel
 	default:
-		kind = "chat"
+		kind = model.RuntimeChat
 	}
 	if req.UserMessage == nil && len(req.ParentMessageIDs) > 0 {
 		return model.Generation{}, model.Invalid("parentMessageIds", "parentMessageIds needs a userMessage: it is what replies to them")
@@ -319,7 +319,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 // claims the run's step under this process's lease (so that two callers never call its
 // model at once; a resumable run is reopened), runs check, if any, under the claim, and
 // steps with the tools the run offers (reoffer), replying to the run's trigger message.
-func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind string, sr stepRequest, check func() error) (model.Generation, error) {
+func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind model.RuntimeKind, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
 	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, s.lease())
 	if err != nil {
@@ -425,7 +425,7 @@ func (s *Service) Discuss(ctx context.Context, accountID string, req model.Discu
 			}
 			start := time.Now()
 			_, runs, err := s.Calls.BeginTurn(ctx, accountID, nil, []model.NewRun{{BranchID: req.BranchID, ParticipantID: pc.participant.ID,
-				RuntimeKind: "discussion", Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last, Lease: s.lease()}})
+				RuntimeKind: model.RuntimeDiscussion, Provider: pc.provider.Name(), Model: pc.model, TriggerMessageID: last, Lease: s.lease()}})
 			if err != nil {
 				return out, err
 			}
@@ -497,7 +497,7 @@ func (s *Service) Subagents(ctx context.Context, accountID string, req model.Sub
 	for i, pc := range calls {
 		task, started, err := s.Calls.BeginTurn(ctx, accountID,
 			&model.NewMessage{BranchID: parent.BranchID, Role: "user", Content: req.Children[i].Task, ParticipantID: pc.participant.ID, Visibility: "participant"},
-			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: "subagent", ParentRunID: parent.ID,
+			[]model.NewRun{{BranchID: parent.BranchID, ParticipantID: pc.participant.ID, RuntimeKind: model.RuntimeSubagent, ParentRunID: parent.ID,
 				Provider: pc.provider.Name(), Model: pc.model, Tools: clientTools(req.Children[i].Tools), Lease: s.lease()}})
 		if err != nil {
 			return out, err
@@ -555,7 +555,7 @@ func (s *Service) Resume(ctx context.Context, accountID string, req model.Resume
 		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "children",
 			Message: fmt.Sprintf("run %q waits for its subagents %s: each must end before the parent resumes", parent.ID, strings.Join(running, ", "))}
 	}
-	return s.callAgain(ctx, accountID, parent, "parent_resume", stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
+	return s.callAgain(ctx, accountID, parent, model.RuntimeParentResume, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
 }
 
 // runningRun reads a run that is to make a model call, KindConflict when it has ended.
@@ -677,159 +677,233 @@ type modelCall struct {
 	recall, offer bool
 }
 
-// call makes one model call of a run: assemble, call, record. recalled says the model
-// asked for nothing but recalls, which are answered: the step calls the model again.
-func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest, mc modelCall) (res model.RunResult, recalled bool, err error) {
-	res = model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}
+// runCall is one model call of a run as call makes it: whose run and participant, what
+// the step asked, how the call is made, and the result it answers so far.
+type runCall struct {
+	accountID string
+	run       model.Run
+	pc        participantCall
+	sr        stepRequest
+	mc        modelCall
+	// offered says the recall tool is offered: the policy offers it and the assembly names
+	// an artifact to recall.
+	offered bool
+	emit    func(model.GenerationEvent)
+	res     model.RunResult
+}
+
+// call makes one model call of a run: assemble, call the provider, record what came back.
+// recalled says the model asked for nothing but recalls, which are answered: the step
+// calls the model again.
+func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc participantCall, sr stepRequest, mc modelCall) (_ model.RunResult, recalled bool, err error) {
+	c := &runCall{accountID: accountID, run: run, pc: pc, sr: sr, mc: mc, emit: sr.options.OnEvent,
+		res: model.RunResult{RunID: run.ID, ParticipantID: pc.participant.ID, Provider: pc.provider.Name(), Model: pc.model}}
 	start := time.Now()
-	a, recorded, err := s.Assembler.AssembleRecording(ctx, accountID, model.AssemblyRequest{
-		BranchID: run.BranchID, ParticipantID: pc.participant.ID, RunID: run.ID, RuntimeKind: run.RuntimeKind,
-		Provider: pc.provider.Name(), Model: pc.model, TokenBudget: sr.tokenBudget, ExactArtifactIDs: orEmpty(sr.exactArtifactIDs),
-		PolicyVersion: mc.policy.ID, ToolRounds: true, Recall: mc.recall,
-	})
+	a, recorded, err := s.assemble(ctx, c)
 	if err != nil {
-		s.fail(ctx, accountID, model.ModelCallRecord{RunID: run.ID}, &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"})
-		return res, false, err
+		return c.res, false, err
 	}
 	start = s.timed(StepAssemble, start)
-	res.AssemblyID = a.ID
-	res.Tokens = model.GenerationTokens{Assembled: a.Tokens.Assembled, Baseline: a.Tokens.Baseline}
-	emit := sr.options.OnEvent
-	if emit != nil && mc.first {
-		emit(model.GenerationEvent{Name: model.EventRunStarted, Data: map[string]any{"runId": run.ID, "participantId": pc.participant.ID,
-			"assemblyId": a.ID, "tokens": res.Tokens}})
-	}
-	tools := sr.options.Tools
-	offered := mc.offer && a.Recallable
-	if offered {
-		// Recall comes after the client's own tools: a model that calls the first tool it
-		// is offered calls the client's.
-		tools = append(slices.Clone(tools), recallSpec)
-	}
-	preq := model.ProviderRequest{
-		Model: pc.model, Messages: a.Messages, Tools: tools, ToolChoice: sr.options.ToolChoice,
-		MaxOutputTokens: sr.options.MaxOutputTokens, Temperature: sr.options.Temperature,
-	}
-	if emit != nil {
-		preq.OnDelta = func(text string) {
-			emit(model.GenerationEvent{Name: model.EventMessageDelta, Data: map[string]string{"runId": run.ID, "text": text}})
-		}
-	}
-	var call model.ProviderCall
-	pctx, span := tracing.Tracer().Start(ctx, "chat "+pc.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", pc.provider.Name()),
-		attribute.String("gen_ai.request.model", pc.model), attribute.String("gen_ai.conversation.id", run.ConversationID),
-		attribute.String("ctxgraph.run.id", run.ID), attribute.String("ctxgraph.runtime_kind", run.RuntimeKind),
-		attribute.String("ctxgraph.assembly.id", a.ID)))
-	resp, err := pc.provider.Generate(pctx, preq, &call)
-	endProviderSpan(span, resp, err)
+	c.started(a)
+
+	resp, call, err := s.callProvider(ctx, c, a)
 	start = s.timed(StepProvider, start)
-	if s.ProviderCalls != nil {
-		var failure *model.ProviderError
-		if err != nil && !errors.As(err, &failure) {
-			failure = &model.ProviderError{Code: "provider_error"}
-		}
-		s.ProviderCalls.ObserveProviderCall(pc.provider.Name(), pc.model, call.Latency, resp.Usage, failure)
-	}
+	s.observeProviderCall(pc, call, resp, err)
+
 	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency,
 		Offer: sr.offer}
-
 	// The assembly's record, written meanwhile, commits before anything it explains.
 	if _, rerr := recorded(); rerr != nil {
 		rec.AssemblyID = ""
 		s.fail(ctx, accountID, rec, &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"})
-		return res, false, rerr
+		return c.res, false, rerr
 	}
 	start = s.timed(StepRecordWait, start)
 	// What came back is recorded even when the client has gone.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if err != nil {
-		var pe *model.ProviderError
-		if !errors.As(err, &pe) {
-			pe = &model.ProviderError{Code: "provider_error", Message: "the provider call failed"}
-		}
-		if ctx.Err() != nil {
-			pe = &model.ProviderError{Code: "cancelled", Message: "the turn was cancelled before the provider answered: its client disconnected or the server shut down"}
-		}
-		res.Status, res.Error = model.RunFailed, pe
-		s.fail(rctx, accountID, rec, pe)
-		if run.RuntimeKind == "subagent" {
-			s.reportFailure(rctx, accountID, run.ID, pe)
-		}
-		s.emitEnd(emit, res)
-		return res, false, nil
+		s.recordFailure(rctx, c, rec, providerFailure(ctx, err))
+		return c.res, false, nil
 	}
 	rec.ResponseID, rec.ResponseModel, rec.FinishReason, rec.Usage = resp.ID, resp.Model, resp.FinishReason, resp.Usage
-	res.FinishReason, res.Usage = resp.FinishReason, resp.Usage
+	c.res.FinishReason, c.res.Usage = resp.FinishReason, resp.Usage
 	if len(resp.ToolCalls) > 0 {
-		var recalls []model.ToolCall
-		for _, tc := range resp.ToolCalls {
-			callID := tc.ID
-			if callID == "" {
-				callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-			}
-			t, err := s.Graph.RequestToolCall(rctx, accountID, model.NewToolCall{RunID: run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
-				CallID: callID, Freshness: model.DeclaredFreshness(sr.options.Tools, tc.Name)})
-			if err != nil {
-				return res, false, err
-			}
-			rt := model.RequestedToolCall{ID: t.ID, CallID: t.CallID, Tool: t.Tool, Arguments: t.Arguments}
-			if tc.Name == model.RecallTool && mc.recall {
-				rt.AnsweredBy = model.AnsweredByCtxgraph
-				recalls = append(recalls, t)
-			} else {
-				res.ToolCalls = append(res.ToolCalls, rt)
-			}
-			if emit != nil {
-				emit(model.GenerationEvent{Name: model.EventToolCall, Data: map[string]any{"runId": run.ID, "toolCall": rt}})
-			}
-		}
-		// Recalls are answered before the call's record releases the run, so that a
-		// continue never finds them without a result.
-		for _, t := range recalls {
-			if err := s.answerRecall(rctx, accountID, run, pc, mc, offered, t); err != nil {
-				return res, false, err
-			}
-		}
-		// A step whose model asked for nothing but recalls calls it again under the lease.
-		rec.KeepLease = len(res.ToolCalls) == 0 && offered
-		if _, err := s.Calls.RecordModelCall(rctx, accountID, rec); err != nil {
-			return res, false, err
-		}
-		s.timed(StepFinish, start)
-		if rec.KeepLease {
-			return res, true, nil
-		}
-		res.Status = model.RunAwaitingTools
-		s.emitEnd(emit, res)
-		return res, false, nil
+		recalled, err = s.recordToolCalls(rctx, c, rec, resp.ToolCalls)
+	} else {
+		err = s.recordAnswer(rctx, c, rec, resp.Content)
 	}
+	if err != nil {
+		return c.res, false, err
+	}
+	s.timed(StepFinish, start)
+	if !recalled {
+		s.emitEnd(c.emit, c.res)
+	}
+	return c.res, recalled, nil
+}
+
+// assemble assembles the call's context, recording it in the background (recorded waits
+// for the record). A context that cannot be assembled fails the run.
+func (s *Service) assemble(ctx context.Context, c *runCall) (a model.Assembly, recorded func() (model.Timings, error), err error) {
+	a, recorded, err = s.Assembler.AssembleRecording(ctx, c.accountID, model.AssemblyRequest{
+		BranchID: c.run.BranchID, ParticipantID: c.pc.participant.ID, RunID: c.run.ID, RuntimeKind: c.run.RuntimeKind,
+		Provider: c.pc.provider.Name(), Model: c.pc.model, TokenBudget: c.sr.tokenBudget, ExactArtifactIDs: orEmpty(c.sr.exactArtifactIDs),
+		PolicyVersion: c.mc.policy.ID, ToolRounds: true, Recall: c.mc.recall,
+	})
+	if err != nil {
+		s.fail(ctx, c.accountID, model.ModelCallRecord{RunID: c.run.ID}, &model.ProviderError{Code: "assembly_failed", Message: "the context could not be assembled"})
+	}
+	return a, recorded, err
+}
+
+// started takes what the call learns from its assembly: its id, its tokens and whether
+// recall is offered; the step's first call tells a streaming client the run started.
+func (c *runCall) started(a model.Assembly) {
+	c.res.AssemblyID = a.ID
+	c.res.Tokens = model.GenerationTokens{Assembled: a.Tokens.Assembled, Baseline: a.Tokens.Baseline}
+	c.offered = c.mc.offer && a.Recallable
+	if c.emit != nil && c.mc.first {
+		c.emit(model.GenerationEvent{Name: model.EventRunStarted, Data: map[string]any{"runId": c.run.ID, "participantId": c.pc.participant.ID,
+			"assemblyId": a.ID, "tokens": c.res.Tokens}})
+	}
+}
+
+// callProvider sends the assembly to the participant's provider with the tools offered,
+// under a span, streaming the answer's text to a streaming client.
+func (s *Service) callProvider(ctx context.Context, c *runCall, a model.Assembly) (model.ProviderResponse, model.ProviderCall, error) {
+	tools := c.sr.options.Tools
+	if c.offered {
+		// Recall comes after the client's own tools: a model that calls the first tool it
+		// is offered calls the client's.
+		tools = append(slices.Clone(tools), recallSpec)
+	}
+	preq := model.ProviderRequest{
+		Model: c.pc.model, Messages: a.Messages, Tools: tools, ToolChoice: c.sr.options.ToolChoice,
+		MaxOutputTokens: c.sr.options.MaxOutputTokens, Temperature: c.sr.options.Temperature,
+	}
+	if emit := c.emit; emit != nil {
+		preq.OnDelta = func(text string) {
+			emit(model.GenerationEvent{Name: model.EventMessageDelta, Data: map[string]string{"runId": c.run.ID, "text": text}})
+		}
+	}
+	var call model.ProviderCall
+	pctx, span := tracing.Tracer().Start(ctx, "chat "+c.pc.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", c.pc.provider.Name()),
+		attribute.String("gen_ai.request.model", c.pc.model), attribute.String("gen_ai.conversation.id", c.run.ConversationID),
+		attribute.String("ctxgraph.run.id", c.run.ID), attribute.String("ctxgraph.runtime_kind", string(c.run.RuntimeKind)),
+		attribute.String("ctxgraph.assembly.id", a.ID)))
+	resp, err := c.pc.provider.Generate(pctx, preq, &call)
+	endProviderSpan(span, resp, err)
+	return resp, call, err
+}
+
+// observeProviderCall tells ProviderCalls, when set, of a provider call.
+func (s *Service) observeProviderCall(pc participantCall, call model.ProviderCall, resp model.ProviderResponse, err error) {
+	if s.ProviderCalls == nil {
+		return
+	}
+	var failure *model.ProviderError
+	if err != nil && !errors.As(err, &failure) {
+		failure = &model.ProviderError{Code: "provider_error"}
+	}
+	s.ProviderCalls.ObserveProviderCall(pc.provider.Name(), pc.model, call.Latency, resp.Usage, failure)
+}
+
+// providerFailure is what a failed provider call ends its run with: the provider's error,
+// or cancelled when the client went away (or the server shut down) first.
+func providerFailure(ctx context.Context, err error) *model.ProviderError {
+	var pe *model.ProviderError
+	if !errors.As(err, &pe) {
+		pe = &model.ProviderError{Code: "provider_error", Message: "the provider call failed"}
+	}
+	if ctx.Err() != nil {
+		pe = &model.ProviderError{Code: "cancelled", Message: "the turn was cancelled before the provider answered: its client disconnected or the server shut down"}
+	}
+	return pe
+}
+
+// recordFailure ends the run as failed with pe; a failed subagent reports it to its parent.
+func (s *Service) recordFailure(ctx context.Context, c *runCall, rec model.ModelCallRecord, pe *model.ProviderError) {
+	c.res.Status, c.res.Error = model.RunFailed, pe
+	s.fail(ctx, c.accountID, rec, pe)
+	if c.run.RuntimeKind == model.RuntimeSubagent {
+		s.reportFailure(ctx, c.accountID, c.run.ID, pe)
+	}
+	s.emitEnd(c.emit, c.res)
+}
+
+// recordToolCalls records the tool calls the model asked for and the call that asked,
+// answering its recalls first. recalled says the model asked for nothing but recalls: the
+// run keeps its lease for the step's next call; otherwise it awaits the client's tools.
+func (s *Service) recordToolCalls(ctx context.Context, c *runCall, rec model.ModelCallRecord, calls []model.ChatToolCall) (recalled bool, err error) {
+	var recalls []model.ToolCall
+	for _, tc := range calls {
+		callID := tc.ID
+		if callID == "" {
+			callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+		}
+		t, err := s.Graph.RequestToolCall(ctx, c.accountID, model.NewToolCall{RunID: c.run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
+			CallID: callID, Freshness: model.DeclaredFreshness(c.sr.options.Tools, tc.Name)})
+		if err != nil {
+			return false, err
+		}
+		rt := model.RequestedToolCall{ID: t.ID, CallID: t.CallID, Tool: t.Tool, Arguments: t.Arguments}
+		if tc.Name == model.RecallTool && c.mc.recall {
+			rt.AnsweredBy = model.AnsweredByCtxgraph
+			recalls = append(recalls, t)
+		} else {
+			c.res.ToolCalls = append(c.res.ToolCalls, rt)
+		}
+		if c.emit != nil {
+			c.emit(model.GenerationEvent{Name: model.EventToolCall, Data: map[string]any{"runId": c.run.ID, "toolCall": rt}})
+		}
+	}
+	// Recalls are answered before the call's record releases the run, so that a continue
+	// never finds them without a result.
+	for _, t := range recalls {
+		if err := s.answerRecall(ctx, c.accountID, c.run, c.pc, c.mc, c.offered, t); err != nil {
+			return false, err
+		}
+	}
+	// A step whose model asked for nothing but recalls calls it again under the lease.
+	rec.KeepLease = len(c.res.ToolCalls) == 0 && c.offered
+	if _, err := s.Calls.RecordModelCall(ctx, c.accountID, rec); err != nil {
+		return false, err
+	}
+	if !rec.KeepLease {
+		c.res.Status = model.RunAwaitingTools
+	}
+	return rec.KeepLease, nil
+}
+
+// recordAnswer records the model's answer as the assistant message replying to the step's
+// trigger and ends the run as completed; a subagent's answer is private to it and promoted
+// to its parent as its report.
+func (s *Service) recordAnswer(ctx context.Context, c *runCall, rec model.ModelCallRecord, content string) error {
 	var parents []string
-	if sr.replyTo != "" {
-		parents = []string{sr.replyTo}
+	if c.sr.replyTo != "" {
+		parents = []string{c.sr.replyTo}
 	}
 	rec.Status = model.RunCompleted
 	visibility := ""
-	if run.RuntimeKind == "subagent" {
+	if c.run.RuntimeKind == model.RuntimeSubagent {
 		visibility = "participant" // a child's answer is private to it; its report is promoted
 	}
-	msg, err := s.Calls.FinishTurn(rctx, accountID, model.NewMessage{
-		BranchID: run.BranchID, Role: "assistant", Content: resp.Content, ParticipantID: pc.participant.ID, RunID: run.ID,
-		ParentMessageIDs: parents, Visibility: visibility, Speaker: pc.participant.Name,
+	msg, err := s.Calls.FinishTurn(ctx, c.accountID, model.NewMessage{
+		BranchID: c.run.BranchID, Role: "assistant", Content: content, ParticipantID: c.pc.participant.ID, RunID: c.run.ID,
+		ParentMessageIDs: parents, Visibility: visibility, Speaker: c.pc.participant.Name,
 	}, rec)
 	if err != nil {
-		return res, false, err
+		return err
 	}
-	if run.RuntimeKind == "subagent" {
-		if _, err := s.Graph.Promote(rctx, accountID, model.NewPromotion{RunID: run.ID, Report: resp.Content}); err != nil {
-			return res, false, err
+	if c.run.RuntimeKind == model.RuntimeSubagent {
+		if _, err := s.Graph.Promote(ctx, c.accountID, model.NewPromotion{RunID: c.run.ID, Report: content}); err != nil {
+			return err
 		}
 	}
-	s.timed(StepFinish, start)
-	res.Status, res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
-	s.emitEnd(emit, res)
-	return res, false, nil
+	c.res.Status, c.res.Message = model.RunCompleted, &model.GeneratedMessage{ID: msg.ID, Content: msg.Content}
+	return nil
 }
 
 // endProviderSpan ends a provider call's span with what the GenAI semantic conventions ask

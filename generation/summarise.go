@@ -191,7 +191,7 @@ func (s *Summariser) summarise(accountID string, v policy.Version, artifactID, m
 	pctx, span := tracing.Tracer().Start(ctx, "chat "+modelName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", sum.Provider),
 		attribute.String("gen_ai.request.model", modelName), attribute.String("gen_ai.conversation.id", run.ConversationID),
-		attribute.String("ctxgraph.run.id", run.ID), attribute.String("ctxgraph.runtime_kind", model.RuntimeMemoryExtraction),
+		attribute.String("ctxgraph.run.id", run.ID), attribute.String("ctxgraph.runtime_kind", string(model.RuntimeMemoryExtraction)),
 		attribute.String("ctxgraph.assembly.id", a.ID)))
 	resp, err := prov.Generate(pctx, preq, &call)
 	endProviderSpan(span, resp, err)

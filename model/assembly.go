@@ -97,18 +97,18 @@ var OmissionReasons = []string{ReasonBranchIneligible, ReasonAuditOnly, ReasonNo
 
 // AssemblyRequest asks what the next model call of a participant on a branch sees.
 type AssemblyRequest struct {
-	BranchID         string    `json:"branchId"`
-	ParticipantID    string    `json:"participantId"`
-	RunID            string    `json:"runId,omitempty"`
-	RuntimeKind      string    `json:"runtimeKind"`
-	Provider         string    `json:"provider"`
-	Model            string    `json:"model,omitempty"`
-	TokenBudget      int       `json:"tokenBudget"`
-	ExactArtifactIDs []string  `json:"exactArtifactIds"`
-	PolicyVersion    string    `json:"policyVersion"`
-	Now              time.Time `json:"now"`
-	AsOf             time.Time `json:"asOf"`
-	Trace            bool      `json:"trace"`
+	BranchID         string      `json:"branchId"`
+	ParticipantID    string      `json:"participantId"`
+	RunID            string      `json:"runId,omitempty"`
+	RuntimeKind      RuntimeKind `json:"runtimeKind"`
+	Provider         string      `json:"provider"`
+	Model            string      `json:"model,omitempty"`
+	TokenBudget      int         `json:"tokenBudget"`
+	ExactArtifactIDs []string    `json:"exactArtifactIds"`
+	PolicyVersion    string      `json:"policyVersion"`
+	Now              time.Time   `json:"now"`
+	AsOf             time.Time   `json:"asOf"`
+	Trace            bool        `json:"trace"`
 	// SeenSeq is the last seq of the branch's own records that the assembly's read saw;
 	// zero sees them all. A record is stamped before its write commits, so a write that
 	// committed after the read can carry a time before asOf: the branch's seq, which

@@ -88,7 +88,7 @@ const (
 
 // TurnRuntimeKinds lists the runtime kinds POST /v1/generations accepts; the other kinds
 // have endpoints of their own (discussions, subagents, resume) or are the scheduler's.
-var TurnRuntimeKinds = []string{"chat", "multi_model", "branch_submission"}
+var TurnRuntimeKinds = []string{string(RuntimeChat), string(RuntimeMultiModel), string(RuntimeBranchSubmission)}
 
 // ToolChoiceNone offers the model no tool: not even recall.
 const ToolChoiceNone = "none"
@@ -225,7 +225,7 @@ type GenerationRequest struct {
 	ParticipantIDs   []string
 	UserMessage      *NewUserMessage
 	ParentMessageIDs []string
-	RuntimeKind      string
+	RuntimeKind      RuntimeKind
 	PolicyVersion    string
 	TokenBudget      int
 	ExactArtifactIDs []string

@@ -53,7 +53,7 @@ type NewMessage struct {
 type NewRun struct {
 	BranchID         string
 	ParticipantID    string
-	RuntimeKind      string
+	RuntimeKind      RuntimeKind
 	TriggerMessageID string
 	ParentRunID      string
 	Provider         string

@@ -12,7 +12,7 @@ import (
 var (
 	ParticipantKinds   = []string{"model", "persona", "subagent"}
 	MessageRoles       = []string{"user", "assistant", "system"}
-	RuntimeKinds       = []string{"chat", "multi_model", "discussion", "subagent", "parent_resume", "scheduled", "branch_submission", RuntimeMemoryExtraction}
+	RuntimeKinds       = []string{string(RuntimeChat), string(RuntimeMultiModel), string(RuntimeDiscussion), string(RuntimeSubagent), string(RuntimeParentResume), string(RuntimeScheduled), string(RuntimeBranchSubmission), string(RuntimeMemoryExtraction)}
 	RunEndStatuses     = []string{"completed", "failed", "timed_out"}
 	ToolResultStatuses = []string{string(ToolSucceeded), string(ToolFailed), string(ToolDeferred), string(ToolPending), string(ToolCancelled)}
 	Visibilities       = []string{string(VisibilityParticipant), string(VisibilityBranch), string(VisibilityConversation), string(VisibilityAudit)}
@@ -43,9 +43,30 @@ const PromotionStructural = "promotion.structural"
 // provenance.
 const PromotionSummarizer = "promotion.summarizer"
 
-// RuntimeMemoryExtraction is the runtimeKind of a summariser's run (DESIGN §3, §7): a model
-// call that summarises one tool result into a memory.
-const RuntimeMemoryExtraction = "memory_extraction"
+// RuntimeKind is what a run is for (DESIGN §3): how it was started, which decides some of
+// what its assemblies include. It is a string on the wire and in the graph.
+type RuntimeKind string
+
+// The runtime kinds of DESIGN §3.
+const (
+	// RuntimeChat is a turn of one participant.
+	RuntimeChat RuntimeKind = "chat"
+	// RuntimeMultiModel is a turn of several participants answering the same message.
+	RuntimeMultiModel RuntimeKind = "multi_model"
+	// RuntimeDiscussion is a speaker's run in a discussion: its directive is kept.
+	RuntimeDiscussion RuntimeKind = "discussion"
+	// RuntimeSubagent is a child run: its answer is private to it and promoted as a report.
+	RuntimeSubagent RuntimeKind = "subagent"
+	// RuntimeParentResume is a parent's call once its children have ended.
+	RuntimeParentResume RuntimeKind = "parent_resume"
+	// RuntimeScheduled is a run a schedule started.
+	RuntimeScheduled RuntimeKind = "scheduled"
+	// RuntimeBranchSubmission is a turn whose user message replies to chosen messages.
+	RuntimeBranchSubmission RuntimeKind = "branch_submission"
+	// RuntimeMemoryExtraction is a summariser's run (DESIGN §7): a model call that
+	// summarises one tool result into a memory.
+	RuntimeMemoryExtraction RuntimeKind = "memory_extraction"
+)
 
 // PrivacyRank orders privacy classes by restriction; unknown classes rank above every known
 // one, so that combining them keeps the unknown (and therefore restricted) class.
@@ -163,20 +184,20 @@ type Message struct {
 
 // Run is one generation attempt of a participant (a ModelRun node).
 type Run struct {
-	ID               string     `json:"id"`
-	ConversationID   string     `json:"conversationId"`
-	BranchID         string     `json:"branchId"`
-	Seq              int64      `json:"seq"`
-	ParticipantID    string     `json:"participantId"`
-	RuntimeKind      string     `json:"runtimeKind"`
-	Status           string     `json:"status"`
-	Provider         string     `json:"provider"`
-	Model            string     `json:"model"`
-	TriggerMessageID string     `json:"triggerMessageId,omitempty"`
-	ParentRunID      string     `json:"parentRunId,omitempty"`
-	StartedAt        time.Time  `json:"startedAt"`
-	EndedAt          *time.Time `json:"endedAt,omitempty"`
-	RecordedAt       time.Time  `json:"recordedAt"`
+	ID               string      `json:"id"`
+	ConversationID   string      `json:"conversationId"`
+	BranchID         string      `json:"branchId"`
+	Seq              int64       `json:"seq"`
+	ParticipantID    string      `json:"participantId"`
+	RuntimeKind      RuntimeKind `json:"runtimeKind"`
+	Status           string      `json:"status"`
+	Provider         string      `json:"provider"`
+	Model            string      `json:"model"`
+	TriggerMessageID string      `json:"triggerMessageId,omitempty"`
+	ParentRunID      string      `json:"parentRunId,omitempty"`
+	StartedAt        time.Time   `json:"startedAt"`
+	EndedAt          *time.Time  `json:"endedAt,omitempty"`
+	RecordedAt       time.Time   `json:"recordedAt"`
 	// What the provider answered the run's last model call, on the generation path.
 	ResponseID    string         `json:"responseId,omitempty"`
 	ResponseModel string         `json:"responseModel,omitempty"`
@@ -236,29 +257,29 @@ type ToolFreshness struct {
 // Artifact is the raw, durable record of one tool execution (a ToolArtifact node), without
 // its payloads: those are read through ArtifactRaw.
 type Artifact struct {
-	ID                     string     `json:"id"`
-	ConversationID         string     `json:"conversationId"`
-	BranchID               string     `json:"branchId"`
-	ToolCallID             string     `json:"toolCallId"`
-	Seq                    int64      `json:"seq"`
-	Tool                   string     `json:"tool"`
-	Status                 string     `json:"status"`
-	Error                  *ToolError `json:"error,omitempty"`
-	ArgsSha256             string     `json:"argsSha256"`
-	ArgsBytes              int64      `json:"argsBytes"`
-	ArgsRef                string     `json:"argsRef,omitempty"`
-	ResultSha256           string     `json:"resultSha256"`
-	ResultBytes            int64      `json:"resultBytes"`
-	ResultRef              string     `json:"resultRef,omitempty"`
-	PrivacyClass           string     `json:"privacyClass"`
-	Visibility             string     `json:"visibility"`
-	SharedWithParticipants []string   `json:"sharedWithParticipants"`
-	OwnerParticipantID     string     `json:"ownerParticipantId"`
-	OwnerRunID             string     `json:"ownerRunId"`
-	RuntimeKind            string     `json:"runtimeKind"`
-	ToolVersion            string     `json:"toolVersion,omitempty"`
-	ActiveSkills           []string   `json:"activeSkills"`
-	Promoted               bool       `json:"promoted"`
+	ID                     string      `json:"id"`
+	ConversationID         string      `json:"conversationId"`
+	BranchID               string      `json:"branchId"`
+	ToolCallID             string      `json:"toolCallId"`
+	Seq                    int64       `json:"seq"`
+	Tool                   string      `json:"tool"`
+	Status                 string      `json:"status"`
+	Error                  *ToolError  `json:"error,omitempty"`
+	ArgsSha256             string      `json:"argsSha256"`
+	ArgsBytes              int64       `json:"argsBytes"`
+	ArgsRef                string      `json:"argsRef,omitempty"`
+	ResultSha256           string      `json:"resultSha256"`
+	ResultBytes            int64       `json:"resultBytes"`
+	ResultRef              string      `json:"resultRef,omitempty"`
+	PrivacyClass           string      `json:"privacyClass"`
+	Visibility             string      `json:"visibility"`
+	SharedWithParticipants []string    `json:"sharedWithParticipants"`
+	OwnerParticipantID     string      `json:"ownerParticipantId"`
+	OwnerRunID             string      `json:"ownerRunId"`
+	RuntimeKind            RuntimeKind `json:"runtimeKind"`
+	ToolVersion            string      `json:"toolVersion,omitempty"`
+	ActiveSkills           []string    `json:"activeSkills"`
+	Promoted               bool        `json:"promoted"`
 	Stamp
 }
 

@@ -13,7 +13,7 @@ import (
 type Request struct {
 	ParticipantID    string
 	RunID            string
-	RuntimeKind      string
+	RuntimeKind      model.RuntimeKind
 	Provider         string
 	ExactArtifactIDs []string
 	// Now is the clock freshness is judged by.
@@ -295,7 +295,7 @@ func Ownership(req Request, c *model.Candidate) (model.Decision, bool) {
 // recovery context: on parent_resume, a failed or timed-out child's state does, promoted or
 // not (DESIGN §3).
 func recoveryForParent(req Request, c *model.Candidate) bool {
-	return c.Type == model.TypeToolCall && req.RuntimeKind == "parent_resume" && req.RunID != "" &&
+	return c.Type == model.TypeToolCall && req.RuntimeKind == model.RuntimeParentResume && req.RunID != "" &&
 		c.OwnerRunParentID == req.RunID && (c.OwnerRunStatus == "failed" || c.OwnerRunStatus == "timed_out") &&
 		unresolved(c) && c.Visibility != model.VisibilityAudit
 }
@@ -466,7 +466,7 @@ func judgeMessage(v Version, req Request, c *model.Candidate, window map[string]
 	case c.ID == current:
 		vd.Decision = include(c, model.PolicyWindow, RuleCurrentMessage, model.AsMessage, "the message being answered")
 		vd.Tier, vd.Protected = TierProtected, true
-	case req.RuntimeKind == "discussion" && c.Message.Role == "system":
+	case req.RuntimeKind == model.RuntimeDiscussion && c.Message.Role == "system":
 		vd.Decision = include(c, model.PolicyWindow, RuleDiscussionDirective, model.AsMessage, "moderator directive")
 		vd.Tier, vd.Protected = TierProtected, true
 	case window[c.ID]:

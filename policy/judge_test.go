@@ -1164,9 +1164,9 @@ func TestJudgeWindow(t *testing.T) {
 	older := omitted(model.ReasonWindow, "window.older_turn")
 	directive := want{as: model.AsMessage, rule: "window.discussion_directive", protected: true}
 
-	tenTurns := func(kind string) judgeCase {
+	tenTurns := func(kind model.RuntimeKind) judgeCase {
 		c := judgeCase{
-			name:  kind + ": only the last 8 user/assistant messages stay, the latest user message is protected",
+			name:  string(kind) + ": only the last 8 user/assistant messages stay, the latest user message is protected",
 			req:   func(r *Request) { r.RuntimeKind = kind },
 			cands: append([]model.Candidate{message("sys", 0, "system")}, turns(1, 10)...),
 			want:  map[string]want{},
@@ -1181,7 +1181,7 @@ func TestJudgeWindow(t *testing.T) {
 				c.want[msgID(s)] = older
 			}
 		}
-		if kind == "discussion" {
+		if kind == model.RuntimeDiscussion {
 			c.want["sys"] = directive
 		} else {
 			c.want["sys"] = older
@@ -1190,8 +1190,8 @@ func TestJudgeWindow(t *testing.T) {
 	}
 
 	runJudgeCases(t, []judgeCase{
-		tenTurns("chat"),
-		tenTurns("discussion"),
+		tenTurns(model.RuntimeChat),
+		tenTurns(model.RuntimeDiscussion),
 		{
 			name:  "a system message inside the window is kept as a recent turn",
 			cands: append(append(turns(1, 4), message("sys", 5, "system")), message("u6", 6, "user")),
