@@ -211,6 +211,9 @@ func (s *Store) RecordModelCall(ctx context.Context, accountID string, in model.
 // one, and the runs it triggers; and, when ctx carries a generation's Idempotency-Key claim
 // (model.WithTurnKey), the turn's ids under the key.
 func (s *Store) BeginTurn(ctx context.Context, accountID string, msg *model.NewMessage, runs []model.NewRun) (model.Message, []model.Run, error) {
+	if oneStatementTurn(msg, runs) {
+		return s.beginTurn(ctx, accountID, msg, runs)
+	}
 	type begun struct {
 		msg  model.Message
 		runs []model.Run
@@ -245,6 +248,117 @@ func (s *Store) BeginTurn(ctx context.Context, accountID string, msg *model.NewM
 		}
 		return out, nil
 	})
+	return b.msg, b.runs, err
+}
+
+// beginTurnParams are BeginTurn's: a user message (Content nil for none) and the runs.
+type beginTurnParams struct {
+	BranchID       string           `param:"branchId"`
+	AccountID      string           `param:"accountId"`
+	MessageID      string           `param:"messageId"`
+	Content        *string          `param:"content"`
+	Visibility     string           `param:"visibility"`
+	BaselineTokens int64            `param:"baselineTokens"`
+	CreatedAt      time.Time        `param:"createdAt"`
+	RecordedAt     time.Time        `param:"recordedAt"`
+	Runs           []map[string]any `param:"runs"`
+}
+
+type beginTurnRow struct {
+	M    props `col:"m"`
+	Runs []any `col:"runs"`
+}
+
+var beginTurn = newQuery[beginTurnParams, beginTurnRow]("BeginTurn")
+
+// oneStatementTurn says whether a turn begins as the generation path begins one: a user
+// message replying to the latest message of the lineage (or none), and runs it triggers.
+func oneStatementTurn(msg *model.NewMessage, runs []model.NewRun) bool {
+	if len(runs) == 0 || (msg != nil && (len(msg.ParentMessageIDs) > 0 || msg.Role != "user" || msg.ParticipantID != "" || msg.RunID != "")) {
+		return false
+	}
+	for _, r := range runs {
+		if r.ParentRunID != "" || r.TriggerMessageID != "" || r.BranchID != runs[0].BranchID {
+			return false
+		}
+	}
+	return msg == nil || msg.BranchID == runs[0].BranchID
+}
+
+// beginTurn is BeginTurn's one statement (BeginTurn.cypher): the generation path resolved
+// the participants from the branch's conversation, and the message replies to the latest
+// of the lineage, so nothing is read first. A keyed turn records its ids under the key in
+// the same transaction.
+func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewMessage, runs []model.NewRun) (model.Message, []model.Run, error) {
+	var at *time.Time
+	if msg != nil {
+		at = msg.At
+	}
+	createdAt, recordedAt := s.stamps(at)
+	p := beginTurnParams{BranchID: runs[0].BranchID, AccountID: accountID, MessageID: newID("msg"),
+		Visibility: model.DefaultMessageVisibility, CreatedAt: createdAt, RecordedAt: recordedAt}
+	if msg != nil {
+		content := msg.Content
+		p.Content, p.BaselineTokens = &content, s.baselineTokens("user", content, "")
+		if msg.Visibility != "" {
+			p.Visibility = msg.Visibility
+		}
+	}
+	for _, r := range runs {
+		tools, err := toolsText(r.Tools)
+		if err != nil {
+			return model.Message{}, nil, err
+		}
+		leaseUntil, holder := s.leaseEnd(r.Lease)
+		run := map[string]any{"id": newID("run"), "participantId": r.ParticipantID, "runtimeKind": string(r.RuntimeKind),
+			"provider": nullable(r.Provider), "model": nullable(r.Model), "tools": nullable(tools), "toolChoice": nullable(r.ToolChoice),
+			"leaseUntil": nil, "leaseHolder": nullable(holder)}
+		if !leaseUntil.IsZero() {
+			run["leaseUntil"] = leaseUntil
+		}
+		p.Runs = append(p.Runs, run)
+	}
+	type begun struct {
+		msg  model.Message
+		runs []model.Run
+	}
+	read := func(row beginTurnRow, found bool) (begun, error) {
+		if !found || len(row.Runs) != len(runs) {
+			return begun{}, model.NotFound("branch", p.BranchID)
+		}
+		var out begun
+		if row.M != nil {
+			out.msg = messageOf(row.M)
+		}
+		for _, r := range row.Runs {
+			out.runs = append(out.runs, runOf(asProps(r)))
+		}
+		return out, nil
+	}
+	var b begun
+	var err error
+	if claim := model.TurnKeyOf(ctx); claim != nil {
+		b, err = writeTx(ctx, s, func(t *tx) (begun, error) {
+			row, found, err := beginTurn.one(t, p)
+			if err != nil {
+				return begun{}, err
+			}
+			out, err := read(row, found)
+			if err != nil {
+				return begun{}, err
+			}
+			turn := model.KeyedTurn{UserMessageID: out.msg.ID}
+			for _, r := range out.runs {
+				turn.RunIDs = append(turn.RunIDs, r.ID)
+			}
+			return out, t.recordKeyedTurn(claim, turn)
+		})
+	} else {
+		row, found, qerr := beginTurn.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+		if err = qerr; err == nil {
+			b, err = read(row, found)
+		}
+	}
 	return b.msg, b.runs, err
 }
 

@@ -790,3 +790,38 @@ func TestGenerationKeyHoldsWhileTheTurnRuns(t *testing.T) {
 		t.Fatalf("the provider was called %d times, want once", n)
 	}
 }
+
+// A generation's user message replies to the latest message of its branch's lineage: on a
+// fork with no message of its own, the message it was forked after; then its own latest.
+// (BeginTurn writes it in one statement, reading no lineage.)
+func TestGenerationRepliesToTheLatestOfTheLineage(t *testing.T) {
+	h := newHarness(t)
+	conv, main, ids := h.conversationWith([3]string{"echo", "echo", ""})
+	one := str(h.must(201, "POST", "/v1/branches/"+main+"/messages", map[string]any{"role": "user", "content": "one"}), "id")
+	h.must(201, "POST", "/v1/branches/"+main+"/messages", map[string]any{"role": "user", "content": "two"})
+	fork := str(h.must(201, "POST", "/v1/conversations/"+conv+"/branches",
+		map[string]any{"parentBranchId": main, "forkAfterMessageId": one, "name": "after-one"}), "id")
+	parentOf := func(id string) string {
+		recs := cypherQuery(t, `MATCH (m:Message {id: $id})-[:REPLIES_TO]->(p) RETURN p.id AS id`, map[string]any{"id": id})
+		if len(recs) != 1 {
+			t.Fatalf("message %s replies to %d messages, want 1", id, len(recs))
+		}
+		return recs[0].AsMap()["id"].(string)
+	}
+	turn := func(branch, content string) map[string]any {
+		return h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+			"userMessage": map[string]any{"content": content}})
+	}
+	g1 := turn(fork, "on the fork")
+	if got := parentOf(str(g1, "userMessageId")); got != one {
+		t.Errorf("the fork's first user message replies to %s, want the message it was forked after, %s", got, one)
+	}
+	answer := str(first(g1, "runs")["message"].(map[string]any), "id")
+	g2 := turn(fork, "again on the fork")
+	if got := parentOf(str(g2, "userMessageId")); got != answer {
+		t.Errorf("the fork's second user message replies to %s, want its own latest message, %s", got, answer)
+	}
+	if got := parentOf(answer); got != str(g1, "userMessageId") {
+		t.Errorf("the answer replies to %s, want the user message %s", got, str(g1, "userMessageId"))
+	}
+}
