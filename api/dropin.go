@@ -316,25 +316,11 @@ func (d *dropInStream) fail(status int, code, message string) error {
 
 // keepAlive writes the vendor's keep-alive while an open stream is idle, until stop.
 func (d *dropInStream) keepAlive() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(keepAliveEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				d.mu.Lock()
-				if d.out != nil && d.err == nil {
-					d.write(d.out.keepAlive())
-				}
-				d.mu.Unlock()
-			}
+	return every(keepAliveEvery, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.out != nil && d.err == nil {
+			d.write(d.out.keepAlive())
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+	})
 }

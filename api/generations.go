@@ -340,23 +340,30 @@ func (e *eventStream) send(ev model.GenerationEvent) {
 
 // keepAlive writes a comment line while the stream is idle, until the returned stop.
 func (e *eventStream) keepAlive() (stop func()) {
+	return every(keepAliveEvery, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.begin()
+		_, _ = e.c.Response().Write([]byte(": keep-alive\n\n"))
+		e.c.Response().Flush()
+	})
+}
+
+// every calls tick at each period until the returned stop, which waits for a tick in progress.
+func every(period time.Duration, tick func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(keepAliveEvery)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				e.mu.Lock()
-				e.begin()
-				_, _ = e.c.Response().Write([]byte(": keep-alive\n\n"))
-				e.c.Response().Flush()
-				e.mu.Unlock()
+				tick()
 			}
 		}
 	}()

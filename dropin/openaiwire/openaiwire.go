@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ctxgraph/ctxgraph/dropin"
@@ -133,7 +134,7 @@ func Translate(r ChatRequest) (dropin.Request, error) {
 	var system []string
 	for i, m := range r.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
-		text, err := contentText(m.Content, field+".content")
+		text, err := ContentText(m.Content, field+".content")
 		if err != nil {
 			return out, err
 		}
@@ -193,8 +194,12 @@ func toolChoice(raw json.RawMessage) (string, error) {
 	return named.Function.Name, nil
 }
 
-// contentText is a message's content as text: a string, or its text parts joined.
-func contentText(raw json.RawMessage, field string) (string, error) {
+// ContentText is a message's content as text: a string, or its text parts joined, of the
+// part types given (`text` when none is).
+func ContentText(raw json.RawMessage, field string, textTypes ...string) (string, error) {
+	if len(textTypes) == 0 {
+		textTypes = []string{"text"}
+	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -211,7 +216,7 @@ func contentText(raw json.RawMessage, field string) (string, error) {
 	}
 	var b strings.Builder
 	for i, p := range parts {
-		if p.Type != "text" {
+		if !slices.Contains(textTypes, p.Type) {
 			return "", model.Invalid(fmt.Sprintf("%s[%d].type", field, i), "ctxgraph takes text parts only, not %q", p.Type)
 		}
 		b.WriteString(p.Text)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/ctxgraph/ctxgraph/dropin"
+	"github.com/ctxgraph/ctxgraph/dropin/openaiwire"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -55,6 +56,9 @@ type item struct {
 	Arguments string          `json:"arguments"`
 	Output    json.RawMessage `json:"output"`
 }
+
+// textParts are the content parts that hold text in the Responses protocol.
+var textParts = []string{"input_text", "output_text", "text"}
 
 // The prefixes of the ids of the items ctxgraph answers.
 const (
@@ -151,7 +155,7 @@ func clientMessage(it item, field string) (m model.ClientMessage, isSystem bool,
 	}
 	switch typ {
 	case "message":
-		text, err := contentText(it.Content, field+".content")
+		text, err := openaiwire.ContentText(it.Content, field+".content", textParts...)
 		if err != nil {
 			return m, false, err
 		}
@@ -176,7 +180,7 @@ func clientMessage(it item, field string) (m model.ClientMessage, isSystem bool,
 		if it.CallID == "" {
 			return m, false, model.Invalid(field+".call_id", "a function_call_output names the call it answers")
 		}
-		output, err := contentText(it.Output, field+".output")
+		output, err := openaiwire.ContentText(it.Output, field+".output", textParts...)
 		if err != nil {
 			return m, false, err
 		}
@@ -191,35 +195,6 @@ func clientMessage(it item, field string) (m model.ClientMessage, isSystem bool,
 		return m, false, nil
 	}
 	return m, false, model.Invalid(field+".type", "ctxgraph takes message, function_call, function_call_output and item_reference items, not %q", typ)
-}
-
-// contentText is content as text: a string, or its text parts (input_text, output_text,
-// text) joined.
-func contentText(raw json.RawMessage, field string) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", model.Invalid(field, "content is a string or a list of text parts")
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text", "text":
-			b.WriteString(p.Text)
-		default:
-			return "", model.Invalid(fmt.Sprintf("%s[%d].type", field, i), "ctxgraph takes text parts only, not %q", p.Type)
-		}
-	}
-	return b.String(), nil
 }
 
 func toolChoice(raw json.RawMessage) (string, error) {
@@ -352,19 +327,6 @@ func messageItem(assemblyID, text, status string) OutputItem {
 
 func callItem(tc model.RequestedToolCall, args, status string) OutputItem {
 	return OutputItem{Type: "function_call", ID: callPrefix + tc.CallID, Status: status, CallID: tc.CallID, Name: tc.Tool, Arguments: &args}
-}
-
-// Error is the error object of the Responses protocol, as of chat completions.
-type Error struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail says what failed.
-type ErrorDetail struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
 }
 
 // Stream writes a streamed answer as the Responses protocol's events, each with its
