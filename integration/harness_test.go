@@ -382,12 +382,21 @@ func (g *statementGate) arm(statement string, n int) {
 	g.runs.Store(0)
 }
 
-// waitHeld waits until one more run is held.
+// gateTimeout is how long waitHeld waits for the gated statement to run.
+const gateTimeout = time.Minute
+
+// waitHeld waits until one more run is held. A statement that never runs (renamed, or no
+// longer on the path the test drives) panics with its name after gateTimeout, rather than
+// hanging the run until go test's own timeout; callers in goroutines cannot call t.Fatal.
 func (g *statementGate) waitHeld() {
 	g.mu.Lock()
-	entered := g.entered
+	entered, statement := g.entered, g.statement
 	g.mu.Unlock()
-	<-entered
+	select {
+	case <-entered:
+	case <-time.After(gateTimeout):
+		panic(fmt.Sprintf("statementGate: no run of statement %s reached the gate within %s", statement, gateTimeout))
+	}
 }
 
 // release lets the held runs commit.
