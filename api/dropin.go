@@ -2,19 +2,16 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
 	"github.com/ctxgraph/ctxgraph/dropin"
 	"github.com/ctxgraph/ctxgraph/model"
@@ -63,15 +60,9 @@ func (s *Server) vendorErrors(v vendor) echo.MiddlewareFunc {
 			if err == nil || c.Response().Committed || clientGone(c.Request(), c.Response()) {
 				return err
 			}
-			status, detail := s.describe(err)
-			if status >= 500 {
-				s.log.Error("request failed", zap.String("requestId", c.Response().Header().Get(echo.HeaderXRequestID)),
-					zap.String("method", c.Request().Method), zap.String("path", c.Request().URL.Path), zap.Int("status", status), zap.Error(err))
-			}
-			var me *model.Error
-			if errors.As(err, &me) && me.RetryAfter > 0 {
-				c.Response().Header().Set("Retry-After", strconv.Itoa(me.RetryAfter))
-			} else if status == http.StatusServiceUnavailable || status == http.StatusConflict {
+			status, detail := s.renderError(c, err)
+			if status == http.StatusConflict && c.Response().Header().Get("Retry-After") == "" {
+				// The vendors' SDKs retry a 409: they are told when.
 				c.Response().Header().Set("Retry-After", "1")
 			}
 			return c.JSON(status, v.errorOf(status, detail.Code, detail.Message, detail.Field))
@@ -92,12 +83,7 @@ func (s *Server) vendorKey(next echo.HandlerFunc) echo.HandlerFunc {
 			return &httpError{status: http.StatusUnauthorized, field: "Authorization",
 				message: "missing API key: send the ctxgraph key as the SDK's API key (Authorization: Bearer, or x-api-key)"}
 		}
-		account := ""
-		for key, acc := range s.keys {
-			if subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1 {
-				account = acc
-			}
-		}
+		account := s.accountOfKey(token)
 		if account == "" {
 			return &httpError{status: http.StatusUnauthorized, field: "Authorization", message: "unknown API key"}
 		}
@@ -129,16 +115,11 @@ func (s *Server) dropIn(c echo.Context, v vendor, req dropin.Request, stream boo
 		return err
 	}
 	key := call.Key()
-	hold, lease := model.TurnHold, model.RunLease{}
-	if s.leases != nil {
-		if lease = s.leases.Lease(); lease.For > 0 {
-			hold = lease.For
-		}
-	}
-	claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, account, key, requestHash(http.MethodPost, key, nil), hold)
+	claim, stored, release, err := s.claimKey(ctx, account, key, requestHash(http.MethodPost, key, nil), model.TurnHold)
 	if err != nil {
 		return err
 	}
+	defer release()
 	if claim == nil {
 		var ans dropin.Answer
 		if err := json.Unmarshal(stored.Body, &ans); err != nil {
@@ -146,9 +127,6 @@ func (s *Server) dropIn(c echo.Context, v vendor, req dropin.Request, stream boo
 		}
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 		return s.answerDropIn(c, v, ans, stream)
-	}
-	if lease.For > 0 {
-		defer s.leases.HoldKey(claim)()
 	}
 	ctx = model.WithTurnKey(model.WithIdempotencyClaim(ctx, claim), claim)
 	if !stream {

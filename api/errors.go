@@ -63,6 +63,19 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	status, detail := s.renderError(c, err)
+	body, _ := json.Marshal(errorBody{Error: detail})
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSONBlob(status, body)
+}
+
+// renderError is what every rendering of an error shares: its status and detail, the cause
+// of a 5xx logged with the request id, and Retry-After where the error names it or the
+// database is unavailable.
+func (s *Server) renderError(c echo.Context, err error) (int, errorDetail) {
 	status, detail := s.describe(err)
 	if status >= 500 {
 		s.log.Error("request failed",
@@ -70,18 +83,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 			zap.String("method", c.Request().Method), zap.String("path", c.Request().URL.Path),
 			zap.Int("status", status), zap.Error(err))
 	}
-	body, _ := json.Marshal(errorBody{Error: detail})
 	var me *model.Error
 	if errors.As(err, &me) && me.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(me.RetryAfter))
 	} else if status == http.StatusServiceUnavailable {
 		c.Response().Header().Set("Retry-After", "1")
 	}
-	if c.Request().Method == http.MethodHead {
-		_ = c.NoContent(status)
-		return
-	}
-	_ = c.JSONBlob(status, body)
+	return status, detail
 }
 
 func (s *Server) describe(err error) (int, errorDetail) {

@@ -39,12 +39,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctxgraph"`)
 			return &httpError{status: http.StatusUnauthorized, message: "missing bearer API key in the Authorization header"}
 		}
-		account := ""
-		for key, acc := range s.keys {
-			if subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1 {
-				account = acc
-			}
-		}
+		account := s.accountOfKey(token)
 		if account == "" {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctxgraph", error="invalid_token"`)
 			return &httpError{status: http.StatusUnauthorized, message: "unknown API key"}
@@ -126,6 +121,18 @@ func unescapeParams(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// accountOfKey is the account of an API key, empty for an unknown one. Every key is
+// compared in constant time, so the answer's time says nothing of which key came close.
+func (s *Server) accountOfKey(token string) string {
+	account := ""
+	for key, acc := range s.keys {
+		if subtle.ConstantTimeCompare([]byte(key), []byte(token)) == 1 {
+			account = acc
+		}
+	}
+	return account
+}
+
 func accountOf(c echo.Context) string {
 	a, _ := c.Get(accountKey).(string)
 	return a
@@ -160,23 +167,11 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		hash := requestHash(req.Method, req.URL.Path, body)
 		ctx := req.Context()
 
-		hold := claimHold(c.Path())
-		// A turn's key holds for a lease its server renews while the turn runs: a retry
-		// after the server died waits seconds, not model.TurnHold.
-		lease := model.RunLease{}
-		if hold > 0 && s.leases != nil {
-			lease = s.leases.Lease()
-		}
-		if lease.For > 0 {
-			hold = lease.For
-		}
-		claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, accountOf(c), key, hash, hold)
+		claim, stored, release, err := s.claimKey(ctx, accountOf(c), key, hash, claimHold(c.Path()))
 		if err != nil {
 			return err
 		}
-		if claim != nil && lease.For > 0 {
-			defer s.leases.HoldKey(claim)()
-		}
+		defer release()
 		if claim == nil {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
 			switch {
@@ -206,6 +201,25 @@ func (s *Server) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
+}
+
+// claimKey claims an idempotency key for a request, holding it for hold; a turn's key
+// (hold > 0) holds instead for a lease this server renews while the turn runs, so that a
+// retry after the server died waits seconds, not model.TurnHold. release stops renewing it.
+func (s *Server) claimKey(ctx context.Context, account, key, hash string, hold time.Duration) (*model.IdempotencyClaim, model.IdempotentResponse, func(), error) {
+	lease := model.RunLease{}
+	if hold > 0 && s.leases != nil {
+		lease = s.leases.Lease()
+	}
+	if lease.For > 0 {
+		hold = lease.For
+	}
+	claim, stored, err := s.idem.ClaimIdempotencyKey(ctx, account, key, hash, hold)
+	release := func() {}
+	if err == nil && claim != nil && lease.For > 0 {
+		release = s.leases.HoldKey(claim)
+	}
+	return claim, stored, release, err
 }
 
 // requestHash is what tells a retry of a request from a different request under one

@@ -101,3 +101,26 @@ func CanonicalJSON(raw []byte) string {
 	}
 	return string(out)
 }
+
+// Schema is a tool's parameter schema as a vendor request sent it: nil when it sent none or
+// null, so that the tool is offered without one.
+func Schema(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// DecodeRequest reads a vendor's request body, what it is (such as "a Messages request")
+// naming it in the error; KindInvalid names the field a value of the wrong type is in.
+func DecodeRequest[T any](body []byte, what string) (T, error) {
+	var r T
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&r); err != nil {
+		field := "body"
+		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
+			field = te.Field
+		}
+		return r, model.Invalid(field, "the request body is not %s: %s", what, err.Error())
+	}
+	return r, nil
+}

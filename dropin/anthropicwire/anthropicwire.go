@@ -69,15 +69,7 @@ type Metadata struct {
 // Decode reads a Messages request; KindInvalid names the field that is not as Anthropic's
 // protocol has it.
 func Decode(body []byte) (MessagesRequest, error) {
-	var r MessagesRequest
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&r); err != nil {
-		field := "body"
-		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
-			field = te.Field
-		}
-		return r, model.Invalid(field, "the request body is not a Messages request: %s", err.Error())
-	}
-	return r, nil
+	return dropin.DecodeRequest[MessagesRequest](body, "a Messages request")
 }
 
 // Translate turns a Messages request into the drop-in service's request; headers (branch,
@@ -106,7 +98,7 @@ func Translate(r MessagesRequest) (dropin.Request, error) {
 		if t.Type != "" && t.Type != "custom" {
 			return out, model.Invalid(fmt.Sprintf("tools[%d].type", i), "ctxgraph offers client tools only, not %q", t.Type)
 		}
-		out.Options.Tools = append(out.Options.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: nonNull(t.InputSchema)})
+		out.Options.Tools = append(out.Options.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: dropin.Schema(t.InputSchema)})
 	}
 	if c := r.ToolChoice; c != nil {
 		switch c.Type {
@@ -193,13 +185,6 @@ func text(raw json.RawMessage, field string) (string, error) {
 		parts = append(parts, b.Text)
 	}
 	return strings.Join(parts, "\n"), nil
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	return raw
 }
 
 // Answer is a Messages response.

@@ -124,7 +124,7 @@ func Translate(r ChatRequest) (dropin.Request, error) {
 			return out, model.Invalid(fmt.Sprintf("tools[%d].type", i), "ctxgraph offers function tools only")
 		}
 		out.Options.Tools = append(out.Options.Tools, model.ToolSpec{Name: t.Function.Name, Description: t.Function.Description,
-			Parameters: nonNull(t.Function.Parameters)})
+			Parameters: dropin.Schema(t.Function.Parameters)})
 	}
 	choice, err := toolChoice(r.ToolChoice)
 	if err != nil {
@@ -222,13 +222,6 @@ func ContentText(raw json.RawMessage, field string, textTypes ...string) (string
 		b.WriteString(p.Text)
 	}
 	return b.String(), nil
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	return raw
 }
 
 // Completion is a chat.completion object.

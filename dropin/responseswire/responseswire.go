@@ -10,7 +10,6 @@
 package responseswire
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,15 +68,7 @@ const (
 
 // Decode reads a Responses request; KindInvalid names the field at fault.
 func Decode(body []byte) (Request, error) {
-	var r Request
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&r); err != nil {
-		field := "body"
-		if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
-			field = te.Field
-		}
-		return r, model.Invalid(field, "the request body is not a Responses request: %s", err.Error())
-	}
-	return r, nil
+	return dropin.DecodeRequest[Request](body, "a Responses request")
 }
 
 // Translate turns a Responses request into the drop-in service's request.
@@ -108,7 +99,7 @@ func Translate(r Request) (dropin.Request, error) {
 		if t.Type != "" && t.Type != "function" {
 			return out, model.Invalid(fmt.Sprintf("tools[%d].type", i), "ctxgraph offers function tools only, not %q", t.Type)
 		}
-		out.Options.Tools = append(out.Options.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: nonNull(t.Parameters)})
+		out.Options.Tools = append(out.Options.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: dropin.Schema(t.Parameters)})
 	}
 	choice, err := toolChoice(r.ToolChoice)
 	if err != nil {
@@ -216,13 +207,6 @@ func toolChoice(raw json.RawMessage) (string, error) {
 		return named.Name, nil
 	}
 	return "", model.Invalid("tool_choice", "tool_choice is auto, none, required or {\"type\": \"function\", \"name\": ...}")
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	return raw
 }
 
 // AnswerItems is an answer as the items a client appends: its message, or one function
