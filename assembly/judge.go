@@ -1,0 +1,148 @@
+package assembly
+
+import (
+	"context"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// judgement returns the judgement of the snapshot's view for the request's shape when one
+// is kept and holds at the request's now, and otherwise judges the candidates (and keeps
+// the judgement when the view is shared), adding the time it took to t.
+func (s *Service) judgement(ctx context.Context, accountID string, v policy.Version, req model.AssemblyRequest, snap model.Snapshot, tk *Tokenizer, t *model.Timings) (*judgement, error) {
+	judgedReq := policy.Request{
+		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
+		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds, Recall: req.Recall,
+	}
+	key, shape := "", ""
+	if snap.View != "" {
+		key, shape = judgementKey(snap.View, req.BranchID, v.ID, judgedReq, tk.Name())
+		if j := s.judgements.get(key, req.Now); j != nil {
+			return j, nil
+		}
+	}
+	j, policyTime, readTime, serializeTime, err := s.judge(ctx, accountID, v, judgedReq, snap, tk)
+	if err != nil {
+		return nil, err
+	}
+	t.Graph += ms(readTime)
+	t.Policy += ms(policyTime)
+	t.Serialize += ms(serializeTime)
+	if key != "" {
+		j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
+		j.shape = shape
+		s.judgements.put(key, j)
+	}
+	return j, nil
+}
+
+// judge runs the policies over a snapshot's candidates, reads the raw bodies they selected
+// and renders and prices every record they include, as a judgement the budget then works on.
+func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
+	start := time.Now()
+	verdicts := policy.Judge(v, req, snap.Candidates)
+	policyTime = time.Since(start)
+
+	// Rehydration reads raw bodies only now, after the policy selected them.
+	var rawIDs []string
+	for i := range verdicts {
+		vd := &verdicts[i]
+		if vd.Included() && vd.Decision.As == model.AsRaw {
+			rawIDs = append(rawIDs, vd.Candidate.ID)
+		}
+	}
+	start = time.Now()
+	raw, err := s.Graph.RawPayloads(ctx, accountID, rawIDs)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	readTime = time.Since(start)
+
+	// One pass: the verdicts the budget may change (included ones, and duplicates it may
+	// revive when it trims their raw source) are rendered and priced; the others are
+	// settled as judged.
+	start = time.Now()
+	names := snap.ParticipantNames
+	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
+	conflicts := false
+	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
+	for i := range verdicts {
+		vd := &verdicts[i]
+		duplicate := vd.RawDuplicate
+		if !vd.Included() && !duplicate {
+			j.settled = append(j.settled, vd.Decision)
+			if vd.Decision.Reason != model.ReasonBranchIneligible {
+				j.settledOmitted[vd.Decision.Reason]++
+			}
+			continue
+		}
+		text, cost, compactCost, paired := "", 0, 0, 0
+		switch {
+		case duplicate || conflictSide(vd):
+			// A duplicate is priced in the form it comes back in when the budget trims its
+			// raw source; a conflict side as a lone memory, and its mark apart.
+			lone := *vd
+			if duplicate {
+				lone.Decision = *vd.Revival
+			} else {
+				lone.Decision.As = model.AsMemory
+			}
+			loneText := contextLine(lone, req.Provider, raw, names)
+			cost = lineTokens(tk, loneText)
+			if lone.Decision.As == model.AsMemory && len(vd.Candidate.Memory.ConflictsWith) > 0 {
+				both := lone
+				both.Decision.As = model.AsConflict
+				paired = lineTokens(tk, contextLine(both, req.Provider, raw, names)) - cost
+			}
+			if !duplicate {
+				text = contextLine(*vd, req.Provider, raw, names)
+				lones[len(j.budgeted)] = loneText
+			}
+		case vd.Candidate.Type == model.TypeMessage && vd.Decision.As == model.AsMessage:
+			m := chatMessage(vd.Candidate, unnamedSpeaker(req.ParticipantID, req.RuntimeKind))
+			cost = MessageTokens(tk, m.Role, m.Content, m.Name)
+		case policy.InToolRound(req, vd.Candidate):
+			// Sent as a native call of its round, priced with it (rounds.price).
+		case vd.CarriesAnswer:
+			// Shown, and priced, in its call's recovery line.
+		default:
+			text = contextLine(*vd, req.Provider, raw, names)
+			cost = lineTokens(tk, text)
+			compactCost = cost
+			if vd.Decision.As == model.AsRecovery {
+				compact := *vd
+				compact.Compact = true
+				compactCost = lineTokens(tk, contextLine(compact, req.Provider, raw, names))
+			}
+		}
+		j.budgeted = append(j.budgeted, i)
+		j.texts, j.costs, j.compactCosts = append(j.texts, text), append(j.costs, cost), append(j.compactCosts, compactCost)
+		j.paired = append(j.paired, paired)
+		conflicts = conflicts || paired > 0
+	}
+	if !conflicts {
+		j.paired = nil
+	}
+	// The budgeted records, each as if included, for what depends on where they would show.
+	budgeted := make([]policy.Verdict, len(j.budgeted))
+	for k, i := range j.budgeted {
+		budgeted[k] = verdicts[i]
+		budgeted[k].Decision.Outcome = policy.OutcomeIncluded
+	}
+	var rs *rounds
+	if req.ToolRounds {
+		rs = &rounds{all: verdicts, provider: req.Provider, raw: raw, recall: req.Recall}
+		j.group, j.alone = rs.price(budgeted, j.texts, lones, j.costs, tk)
+	}
+	j.inBlock = inBlock(budgeted, rs)
+	j.clocked = make([]bool, len(budgeted))
+	for k := range budgeted {
+		j.clocked[k] = j.inBlock[k] && policy.Clocked(&budgeted[k])
+	}
+	if j.paired != nil {
+		j.conflicts = policy.NewConflicts(budgeted, j.paired)
+	}
+	return j, policyTime, readTime, time.Since(start), nil
+}
