@@ -515,6 +515,32 @@ func deref(f *float64) float64 {
 	return *f
 }
 
+// branchParticipants reads the conversation of a branch with its participants.
+var branchParticipants = newQuery[branchParams, branchParticipantsRow]("BranchParticipants")
+
+type branchParticipantsRow struct {
+	ConversationID string `col:"conversationId"`
+	Participants   []any  `col:"participants"`
+}
+
+// BranchParticipants returns the conversation a branch of the account belongs to with its
+// ID and participants only (no branches), in one auto-commit read; KindNotFound naming
+// branchId otherwise.
+func (s *Store) BranchParticipants(ctx context.Context, accountID, branchID string) (model.Conversation, error) {
+	row, found, err := branchParticipants.autoOne(ctx, s, neo4j.AccessModeRead, branchParams{AccountID: accountID, BranchID: branchID})
+	if err != nil {
+		return model.Conversation{}, err
+	}
+	if !found {
+		return model.Conversation{}, model.NotFound("branch", branchID)
+	}
+	c := model.Conversation{ID: row.ConversationID, Participants: make([]model.Participant, 0, len(row.Participants))}
+	for _, v := range row.Participants {
+		c.Participants = append(c.Participants, participantOf(asProps(v)))
+	}
+	return c, nil
+}
+
 // BranchConversation returns the conversation a branch of the account belongs to;
 // KindNotFound naming branchId otherwise.
 func (s *Store) BranchConversation(ctx context.Context, accountID, branchID string) (string, error) {

@@ -585,11 +585,7 @@ func (s *Service) runTo(ctx context.Context, accountID, runID, what string, orIn
 
 // branchCalls resolves the participants of a branch's conversation (resolve).
 func (s *Service) branchCalls(ctx context.Context, accountID, branchID string, participantIDs []string) ([]participantCall, error) {
-	convID, err := s.Calls.BranchConversation(ctx, accountID, branchID)
-	if err != nil {
-		return nil, err
-	}
-	conv, err := s.Graph.Conversation(ctx, accountID, convID)
+	conv, err := s.Calls.BranchParticipants(ctx, accountID, branchID)
 	if err != nil {
 		return nil, err
 	}

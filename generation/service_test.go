@@ -37,8 +37,8 @@ func (f *fakeGraph) write(format string, args ...any) {
 	f.wrote = append(f.wrote, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeGraph) BranchConversation(context.Context, string, string) (string, error) {
-	return "cnv_1", nil
+func (f *fakeGraph) BranchParticipants(ctx context.Context, accountID, branchID string) (model.Conversation, error) {
+	return f.Conversation(ctx, accountID, "cnv_1")
 }
 
 func (f *fakeGraph) Conversation(context.Context, string, string) (model.Conversation, error) {

@@ -16,8 +16,9 @@ import (
 
 // TestAssemblyReadUsesIndexSeeksOnly profiles the statements an assembly's read runs —
 // ConversationRecords as a full read (no cached copy) and as a delta read (the steady
-// state), BranchConversation (a branch forked since the copy was made) and LocateRecords
-// (the raw payloads a policy selected) — on a seeded conversation in the real Neo4j, and
+// state), BranchConversation (a branch forked since the copy was made), LocateRecords
+// (the raw payloads a policy selected) and BranchParticipants (what a generation resolves
+// its participants against) — on a seeded conversation in the real Neo4j, and
 // walks each plan: every record must be reached through an index seek, never a scan of a
 // label, an index or the whole store, since a scan grows with every account's data and
 // not with the conversation. The delta read must also reach only the records written
@@ -69,6 +70,7 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 		{"delta read", "ConversationRecords", with(read, "since", since), 1},
 		{"forked branch", "BranchConversation", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
 		{"raw payloads", "LocateRecords", map[string]any{"accountId": h.account, "ids": artifactIDs}, -1},
+		{"generation's participants", "BranchParticipants", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
 	}
 	for _, s := range statements {
 		t.Run(s.name, func(t *testing.T) {

@@ -392,8 +392,9 @@ type ModelCallRecord struct {
 
 // GenerationGraph is what the generation path reads and writes beyond ExecutionGraph.
 type GenerationGraph interface {
-	// BranchConversation returns the conversation of a branch (KindNotFound otherwise).
-	BranchConversation(ctx context.Context, accountID, branchID string) (string, error)
+	// BranchParticipants returns the conversation of a branch with its ID and participants
+	// only (KindNotFound otherwise).
+	BranchParticipants(ctx context.Context, accountID, branchID string) (Conversation, error)
 	// ChildRuns lists the runs CHILD_OF a run (its subagents), oldest first.
 	ChildRuns(ctx context.Context, accountID, runID string) ([]Run, error)
 	// RunToolCalls lists the calls a run requested, oldest first, with their outcomes.
