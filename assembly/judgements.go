@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
@@ -41,20 +42,54 @@ type judgement struct {
 	used                  time.Time
 	// shape is the key without the view's revision: the branch and the request shape.
 	shape string
+	// bytes is the heap it holds (size), counted when it is kept.
+	bytes int64
 }
 
-// judgementCacheSize is how many judgements a Service keeps, and judgementCacheVerdicts how
-// many verdicts they may hold in all (each holds one per candidate of its lineage, and keeps
-// its view's candidates alive): a few lineages of 10,000 rounds fill it.
+// judgementCacheSize is how many judgements a Service keeps at most; DefaultJudgementBytes
+// the heap they may hold in all unless Service.JudgementBytes says otherwise (each holds a
+// verdict per candidate of its lineage and keeps its view's candidates alive: a lineage of
+// 10,000 rounds is tens of megabytes).
 const (
-	judgementCacheSize     = 32
-	judgementCacheVerdicts = 400_000
+	judgementCacheSize    = 32
+	DefaultJudgementBytes = 256 << 20
 )
 
 type judgements struct {
 	mu      sync.Mutex
 	entries map[string]*judgement
 	reused  int64
+	// limit is the bytes the judgements may hold (size); held what they held at the last put.
+	limit, held int64
+}
+
+var (
+	verdictSize   = int64(unsafe.Sizeof(policy.Verdict{}))
+	candidateSize = int64(unsafe.Sizeof(model.Candidate{}))
+	decisionSize  = int64(unsafe.Sizeof(model.Decision{}))
+)
+
+// size estimates the heap a judgement holds: its verdicts with the candidates they point at
+// (a view the copies may have dropped stays alive through them), the decisions it settled,
+// the texts and prices of the budgeted records, and the raw bodies it read.
+func (j *judgement) size() int64 {
+	n := int64(len(j.verdicts))*(verdictSize+candidateSize) + int64(len(j.settled))*decisionSize +
+		int64(len(j.budgeted))*(8*7+2)
+	for _, t := range j.texts {
+		n += int64(len(t)) + 16
+	}
+	for id, r := range j.raw {
+		n += int64(len(id)+len(r.Result)+len(r.Arguments)) + 64
+	}
+	return n
+}
+
+// JudgementMemory reports the bytes the kept judgements hold (as estimated when one was
+// last kept) and the limit.
+func (s *Service) JudgementMemory() (held, limit int64) {
+	s.judgements.mu.Lock()
+	defer s.judgements.mu.Unlock()
+	return s.judgements.held, s.judgements.limit
 }
 
 // ReusedJudgements counts the assemblies that took over an earlier judgement instead of
@@ -88,8 +123,8 @@ func (js *judgements) get(key string, now time.Time) *judgement {
 }
 
 // put keeps a judgement in place of any of the same shape (judgements of earlier views of
-// the branch), dropping the least recently used beyond judgementCacheSize entries or
-// judgementCacheVerdicts verdicts.
+// the branch), dropping the least recently used beyond judgementCacheSize entries or the
+// bytes limit (the new one too, when it alone is larger).
 func (js *judgements) put(key string, j *judgement) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -97,20 +132,22 @@ func (js *judgements) put(key string, j *judgement) {
 		js.entries = map[string]*judgement{}
 	}
 	j.used = time.Now()
+	j.bytes = j.size()
 	for k, e := range js.entries {
 		if e.shape == j.shape {
 			delete(js.entries, k)
 		}
 	}
 	js.entries[key] = j
-	verdicts := func() int {
-		n := 0
+	held := func() int64 {
+		var n int64
 		for _, e := range js.entries {
-			n += len(e.verdicts)
+			n += e.bytes
 		}
+		js.held = n
 		return n
 	}
-	for len(js.entries) > judgementCacheSize || (len(js.entries) > 1 && verdicts() > judgementCacheVerdicts) {
+	for len(js.entries) > judgementCacheSize || (len(js.entries) > 0 && held() > js.limit) {
 		var oldest string
 		for k, e := range js.entries {
 			if oldest == "" || e.used.Before(js.entries[oldest].used) {
@@ -119,6 +156,14 @@ func (js *judgements) put(key string, j *judgement) {
 		}
 		delete(js.entries, oldest)
 	}
+	held()
+}
+
+// SetJudgementMemory sets the bytes the judgements kept for reuse may hold; 0 keeps none.
+func (s *Service) SetJudgementMemory(bytes int64) {
+	s.judgements.mu.Lock()
+	defer s.judgements.mu.Unlock()
+	s.judgements.limit = bytes
 }
 
 // nowWindow is the window of `now` around now in which every memory among cands is as stale

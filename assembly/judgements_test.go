@@ -9,9 +9,10 @@ import (
 
 // A branch has one current view: a judgement of a newer view of it replaces the judgements
 // of the older ones, whose views no assembly will name again, and the cache holds at most
-// judgementCacheVerdicts verdicts.
+// its limit in bytes, dropping the least recently used first and keeping none larger.
 func TestJudgementsKeepOnePerBranchAndShape(t *testing.T) {
-	var js judgements
+	perVerdict := (&judgement{verdicts: make([]policy.Verdict, 1)}).size()
+	js := judgements{limit: 100 * perVerdict}
 	req := policy.Request{ParticipantID: "pt_1", RuntimeKind: "chat", Provider: "openai"}
 	put := func(view, branch string, verdicts int) string {
 		key, shape := judgementKey(view, branch, "default@1", req, "o200k_base")
@@ -32,8 +33,15 @@ func TestJudgementsKeepOnePerBranchAndShape(t *testing.T) {
 	if len(js.entries) != 3 {
 		t.Fatalf("another participant's judgement of the same view: %d judgements, want 3", len(js.entries))
 	}
-	big := put("cnv_2/br_c/1", "br_c", judgementCacheVerdicts)
+	if js.held != 30*perVerdict {
+		t.Errorf("three judgements of 10 verdicts hold %d bytes, want %d", js.held, 30*perVerdict)
+	}
+	big := put("cnv_2/br_c/1", "br_c", 95)
 	if len(js.entries) != 1 || js.entries[big] == nil {
-		t.Errorf("a judgement of %d verdicts: %d judgements kept, want only it", judgementCacheVerdicts, len(js.entries))
+		t.Errorf("a judgement of 95 verdicts beside 30 of a limit of 100: %d judgements kept, want only it", len(js.entries))
+	}
+	put("cnv_3/br_d/1", "br_d", 101)
+	if len(js.entries) != 0 || js.held != 0 {
+		t.Errorf("a judgement larger than the limit: %d judgements kept holding %d bytes, want none", len(js.entries), js.held)
 	}
 }

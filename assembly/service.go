@@ -43,7 +43,9 @@ type Observer interface {
 // NewService returns a service over a graph with the system clock, resolving the embedded
 // policy versions only (the server sets Policies to an account-aware resolver).
 func NewService(g model.AssemblyGraph) *Service {
-	return &Service{Graph: g, Now: func() time.Time { return time.Now().UTC() }, Policies: policy.Embedded()}
+	s := &Service{Graph: g, Now: func() time.Time { return time.Now().UTC() }, Policies: policy.Embedded()}
+	s.judgements.limit = DefaultJudgementBytes
+	return s
 }
 
 // Assemble builds and records the context of one model call, and answers the JSON its

@@ -12,9 +12,9 @@ import (
 // label and changed branch, whatever the length of the history. A deletion increments
 // Conversation.resetRev, and a copy read before that is read again in full.
 
-// DefaultRecordCacheSize is how many records the assembler keeps cached across
-// conversations before it drops the least recently used conversation.
-const DefaultRecordCacheSize = lineage.DefaultCacheSize
+// DefaultRecordCacheBytes is the heap the assembler's copies of conversations may hold in
+// all before the least recently used is dropped (lineage.Cache).
+const DefaultRecordCacheBytes = 768 << 20
 
 // newRecord keeps what the snapshot needs of a record's properties as ConversationRecords
 // projected them (lineage.Record), with its candidate's base (baseCandidate).
@@ -27,5 +27,14 @@ func newRecord(kind model.RecordType, p props) *lineage.Record {
 
 // RecordCacheStats reports how the assembler has read conversations so far: full reads of
 // a whole conversation, delta reads of the changes since a cached copy, and the snapshots
-// whose candidates were a lineage view built before.
+// whose candidates were a lineage view built before; and the bytes its copies hold.
 func (s *Store) RecordCacheStats() lineage.CacheStats { return s.records.Stats() }
+
+// CopyBytes is the heap the assembler's copy of a conversation holds, with its views, as the
+// cache charges it (0 when the copy is not held).
+func (s *Store) CopyBytes(accountID, conversationID string) int64 {
+	if c := s.records.LookupConversation(accountID, conversationID); c != nil {
+		return c.Bytes()
+	}
+	return 0
+}

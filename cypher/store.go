@@ -142,7 +142,7 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		blobs:         blobs,
 		InlineLimit:   DefaultInlineLimit,
 		Now:           func() time.Time { return time.Now().UTC() },
-		records:       lineage.NewCache(DefaultRecordCacheSize),
+		records:       lineage.NewCache(DefaultRecordCacheBytes),
 		DeleteBatch:   DefaultDeleteBatch,
 
 		assemblyRecords: groupCommit{statement: recordAssemblies},
@@ -151,14 +151,14 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 	}, nil
 }
 
-// SetRecordCache sets how many records the assembler keeps cached across conversations; 0
-// turns the cache off, so that every assembly reads its conversation in full.
-func (s *Store) SetRecordCache(records int) {
-	if records <= 0 {
+// SetRecordCache sets the heap the assembler's copies of conversations may hold in all, in
+// bytes; 0 turns the cache off, so that every assembly reads its conversation in full.
+func (s *Store) SetRecordCache(bytes int64) {
+	if bytes <= 0 {
 		s.records = nil
 		return
 	}
-	s.records = lineage.NewCache(records)
+	s.records = lineage.NewCache(bytes)
 }
 
 // Close releases the driver's connections.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxgraph/ctxgraph/assembly"
+	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/server"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -205,6 +207,11 @@ func TestMetricsAfterRealRequests(t *testing.T) {
 		{"ctxgraph_provider_tokens_total", map[string]string{"provider": "echo", "type": "input"}, gt(0), "> 0"},
 		{"ctxgraph_neo4j_errors_total", map[string]string{"kind": "unavailable"}, gte(0), "present"},
 		{"ctxgraph_record_cache_reads_total", map[string]string{"result": "hit"}, gt(0), "> 0"},
+		{"ctxgraph_assembler_memory_bytes", map[string]string{"cache": "copies"}, gt(0), "> 0"},
+		{"ctxgraph_assembler_memory_bytes", map[string]string{"cache": "judgements"}, gt(0), "> 0"},
+		{"ctxgraph_assembler_memory_limit_bytes", map[string]string{"cache": "copies"}, eq(float64(cypher.DefaultRecordCacheBytes)), "the default"},
+		{"ctxgraph_assembler_memory_limit_bytes", map[string]string{"cache": "judgements"}, eq(float64(assembly.DefaultJudgementBytes)), "the default"},
+		{"ctxgraph_record_cache_dropped_total", nil, gte(0), "present"},
 		{"go_goroutines", nil, gt(0), "> 0"},
 	} {
 		if v, ok := metricValue(body, c.name, c.labels); !ok || !c.check(v) {

@@ -2,24 +2,25 @@ package lineage
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// DefaultCacheSize is how many records a Cache keeps across conversations before it drops
-// the least recently used conversation.
-const DefaultCacheSize = 500_000
-
-// Cache holds conversation copies up to a number of records in all. A nil Cache holds
+// Cache holds conversation copies up to a number of bytes in all (Conversation.Bytes,
+// an estimate of the heap each holds), dropping the least recently used beyond it. A copy
+// larger than the whole limit is not kept: its conversation is read in full by every
+// assembly, which is slow but keeps the process within what it was given. A nil Cache holds
 // nothing.
 type Cache struct {
 	// full and delta count the reads of whole conversations and of changes since a copy;
-	// shared the snapshots that took over a lineage view built before.
-	full, delta, shared atomic.Int64
+	// shared the snapshots that took over a lineage view built before; dropped the copies
+	// given up for room; held the bytes the copies held when last counted.
+	full, delta, shared, dropped, held atomic.Int64
 
 	mu       sync.Mutex
-	limit    int
+	limit    int64
 	convs    map[string]*Conversation
 	ofBranch map[string]string
 	// reading holds the full reads in flight, by account and branch; each channel closes
@@ -27,25 +28,28 @@ type Cache struct {
 	reading map[string]chan struct{}
 }
 
-// NewCache returns a cache of up to limit records.
-func NewCache(limit int) *Cache {
+// NewCache returns a cache of up to limit bytes.
+func NewCache(limit int64) *Cache {
 	return &Cache{limit: limit, convs: map[string]*Conversation{}, ofBranch: map[string]string{},
 		reading: map[string]chan struct{}{}}
 }
 
 // CacheStats counts a cache's conversation reads: full reads of a whole conversation, and
-// delta reads of the changes since a cached copy; and the snapshots whose candidates were a
-// lineage view built before (SharedViews).
+// delta reads of the changes since a cached copy; the snapshots whose candidates were a
+// lineage view built before (SharedViews); the copies dropped for room (Dropped); and the
+// bytes the copies hold (Bytes, as estimated when a copy was last stored) of the Limit.
 type CacheStats struct {
-	FullReads, DeltaReads, SharedViews int64
+	FullReads, DeltaReads, SharedViews, Dropped int64
+	Bytes, Limit                                int64
 }
 
-// Stats reports how the cache's conversations have been read so far.
+// Stats reports how the cache's conversations have been read so far, and what they hold.
 func (rc *Cache) Stats() CacheStats {
 	if rc == nil {
 		return CacheStats{}
 	}
-	return CacheStats{FullReads: rc.full.Load(), DeltaReads: rc.delta.Load(), SharedViews: rc.shared.Load()}
+	return CacheStats{FullReads: rc.full.Load(), DeltaReads: rc.delta.Load(), SharedViews: rc.shared.Load(),
+		Dropped: rc.dropped.Load(), Bytes: rc.held.Load(), Limit: rc.limit}
 }
 
 // CountRead counts a read of a conversation: in full, or of its changes since a copy.
@@ -128,34 +132,54 @@ func (rc *Cache) LookupConversation(accountID, conversationID string) *Conversat
 	return rc.conversation(accountID, conversationID)
 }
 
-// Store keeps a copy with the branches it was read with, dropping the least recently used
-// copies beyond the limit.
+// Store keeps a copy with the branches it was read with (or brought up to date), dropping
+// the least recently used copies while they hold more than the limit. A copy larger than
+// the whole limit is dropped alone.
 func (rc *Cache) Store(accountID string, branches []Fork, c *Conversation) {
 	if rc == nil {
 		return
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	c.used = time.Now()
-	for _, b := range branches {
-		rc.ofBranch[accountID+"/"+b.ID] = c.id
+	key := accountID + "/" + c.id
+	if c.Bytes() > rc.limit {
+		// Larger than the whole limit: not kept, and no other copy is dropped for it.
+		rc.forget(key)
+		rc.dropped.Add(1)
+	} else {
+		c.used = time.Now()
+		for _, b := range branches {
+			rc.ofBranch[accountID+"/"+b.ID] = c.id
+		}
+		rc.convs[key] = c
 	}
-	rc.convs[accountID+"/"+c.id] = c
 	for {
-		total := 0
+		var total int64
 		var oldest string
 		for k, x := range rc.convs {
-			x.mu.RLock()
-			total += len(x.byID)
-			x.mu.RUnlock()
+			total += x.Bytes()
 			if oldest == "" || x.used.Before(rc.convs[oldest].used) {
 				oldest = k
 			}
 		}
-		if total <= rc.limit || len(rc.convs) <= 1 {
+		rc.held.Store(total)
+		if total <= rc.limit || len(rc.convs) == 0 {
 			return
 		}
-		delete(rc.convs, oldest)
+		rc.forget(oldest)
+		rc.dropped.Add(1)
+	}
+}
+
+// forget drops a copy with its branches; rc.mu is held.
+func (rc *Cache) forget(key string) {
+	delete(rc.convs, key)
+	i := strings.LastIndexByte(key, '/')
+	account, conversationID := key[:i+1], key[i+1:]
+	for b, id := range rc.ofBranch {
+		if id == conversationID && strings.HasPrefix(b, account) {
+			delete(rc.ofBranch, b)
+		}
 	}
 }
 
@@ -166,5 +190,5 @@ func (rc *Cache) Drop(accountID, conversationID string) {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	delete(rc.convs, accountID+"/"+conversationID)
+	rc.forget(accountID + "/" + conversationID)
 }

@@ -3,6 +3,7 @@ package lineage
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -97,7 +98,12 @@ type Conversation struct {
 	prefixRevs map[prefixKey]prefixRev
 	// tallies count each branch's records for excludedRecords, also guarded by viewMu.
 	tallies map[string]*branchTally
+	// bytes is the heap the copy holds, as estimated (size.go): its records, runs and views.
+	bytes atomic.Int64
 }
+
+// Bytes is the heap the copy holds, as estimated from its records, runs and views.
+func (c *Conversation) Bytes() int64 { return c.bytes.Load() }
 
 // NewConversation returns an empty copy of a conversation whose deletions the graph counts
 // at resetRev.
@@ -124,6 +130,7 @@ func (c *Conversation) Merge(r *Record) {
 		if old.Rev < r.Rev {
 			// A changed record keeps its place: branch and seq never change.
 			r.shared = old.shared
+			c.bytes.Add(r.size() - old.size())
 			*old = *r
 			c.stamped(r)
 		}
@@ -131,6 +138,7 @@ func (c *Conversation) Merge(r *Record) {
 	}
 	c.stamped(r)
 	c.byID[r.ID] = r
+	c.bytes.Add(r.size())
 	list := c.byBranch[r.BranchID]
 	i := len(list)
 	if i > 0 && list[i-1].Seq > r.Seq {
@@ -191,6 +199,7 @@ func (c *Conversation) run(id string) *run {
 	if !ok {
 		r = &run{}
 		c.runs[id] = r
+		c.bytes.Add(runCost(id))
 	}
 	return r
 }

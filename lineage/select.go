@@ -155,6 +155,10 @@ func (c *Conversation) keepView(branchID string, v *view) {
 	if c.views == nil {
 		c.views = map[string]*view{}
 	}
+	if old := c.views[branchID]; old != nil {
+		c.bytes.Add(-old.size())
+	}
+	c.bytes.Add(v.size())
 	c.views[branchID] = v
 }
 

@@ -23,9 +23,17 @@ type Sources struct {
 	// CacheReads reports the assembler's conversation reads: from a copy brought up to date
 	// (hits), in full (misses), and lineage views shared between assemblies.
 	CacheReads func() (hits, misses, sharedViews int64)
+	// AssemblerMemory reports the heap the assembler's caches hold, as estimated, and their
+	// limits: its copies of conversations and its judgements; and the copies dropped for room.
+	AssemblerMemory func() AssemblerMemory
 	// Providers are the configured providers and the models each allows, whose error
 	// counters start at zero.
 	Providers map[string][]string
+}
+
+// AssemblerMemory is what the assembler's caches hold and may hold, in bytes.
+type AssemblerMemory struct {
+	Copies, CopiesLimit, Judgements, JudgementsLimit, CopiesDropped int64
 }
 
 // Metrics holds the collectors. A nil *Metrics observes nothing.
@@ -99,6 +107,22 @@ func New(src Sources) *Metrics {
 		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ctxgraph_lineage_view_reuses_total", Help: "Assemblies that took over a lineage's candidates built by an earlier one.",
 		}, func() float64 { _, _, v := f(); return float64(v) }))
+	}
+	if f := src.AssemblerMemory; f != nil {
+		gauge := func(name, help, cache string, read func(AssemblerMemory) int64) {
+			m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: name, Help: help, ConstLabels: prometheus.Labels{"cache": cache},
+			}, func() float64 { return float64(read(f())) }))
+		}
+		const held, limit = "Heap the assembler's caches hold, as estimated from what they keep: copies of conversations, judgements.",
+			"Heap the assembler's caches may hold (CTXGRAPH_ASSEMBLER_MEMORY): copies of conversations, judgements."
+		gauge("ctxgraph_assembler_memory_bytes", held, "copies", func(a AssemblerMemory) int64 { return a.Copies })
+		gauge("ctxgraph_assembler_memory_bytes", held, "judgements", func(a AssemblerMemory) int64 { return a.Judgements })
+		gauge("ctxgraph_assembler_memory_limit_bytes", limit, "copies", func(a AssemblerMemory) int64 { return a.CopiesLimit })
+		gauge("ctxgraph_assembler_memory_limit_bytes", limit, "judgements", func(a AssemblerMemory) int64 { return a.JudgementsLimit })
+		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "ctxgraph_record_cache_dropped_total", Help: "Copies of conversations the assembler dropped for room (CTXGRAPH_ASSEMBLER_MEMORY).",
+		}, func() float64 { return float64(f().CopiesDropped) }))
 	}
 	return m
 }

@@ -115,6 +115,11 @@ func New(cfg Config) *Server {
 				st := store.RecordCacheStats()
 				return st.DeltaReads, st.FullReads, st.SharedViews
 			},
+			AssemblerMemory: func() metrics.AssemblerMemory {
+				st := store.RecordCacheStats()
+				held, limit := s.Assembler.JudgementMemory()
+				return metrics.AssemblerMemory{Copies: st.Bytes, CopiesLimit: st.Limit, Judgements: held, JudgementsLimit: limit, CopiesDropped: st.Dropped}
+			},
 		})
 		// Assigned only when set: an interface holding a nil *Metrics is not nil.
 		s.Assembler.Observer = s.Metrics

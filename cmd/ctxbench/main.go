@@ -41,6 +41,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/assembly"
 	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 	"github.com/ctxgraph/ctxgraph/cypher"
@@ -155,6 +156,7 @@ type bench struct {
 	dropInModelName string
 	o               options
 	store           *cypher.Store
+	assembler       *assembly.Service
 	blobDir         string
 	srv             *api.Server
 	hs              *http.Server
@@ -332,7 +334,8 @@ func newBench(o options) (*bench, error) {
 		}
 	}
 	// Wired as cmd/ctxgraph wires it, without the metrics: the scheduler is never started.
-	b.srv = server.New(server.Config{Store: b.store, Keys: keys, Log: log, Providers: providers, ObserveStep: b.steps.observe}).API
+	full := server.New(server.Config{Store: b.store, Keys: keys, Log: log, Providers: providers, ObserveStep: b.steps.observe})
+	b.srv, b.assembler = full.API, full.Assembler
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

@@ -237,6 +237,16 @@ func (b *bench) reportScale(pf func(string, ...any)) {
 	}
 	pf("\n")
 
+	pf("### What a conversation costs the server's memory\n\n")
+	pf("After each row: the heap the server's copy of the row's conversation holds with its lineage views, and what the kept judgements hold in all (of every row so far still kept), as the caches charge them against `CTXGRAPH_ASSEMBLER_MEMORY` (1 GiB by default: 768 MiB of copies, 256 MiB of judgements; `ctxgraph_assembler_memory_bytes` in `/metrics`); and the benchmark process's whole live Go heap after a forced collection (server, client and the benchmark's own data, every earlier row's copies included while the cache holds them).\n\n")
+	pf("| rounds | branches | participants | its copy (MB) | judgements kept (MB) | Go heap live (MB) |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range b.sortedRows() {
+		if r.measured() {
+			pf("| %d | %d | %d | %.1f | %.1f | %.0f |\n", r.Rounds, r.Branches, r.Participants, r.CopyMB, r.JudgementsMB, r.HeapMB)
+		}
+	}
+	pf("\n")
+
 	pf("### What the timed assembly included\n\n")
 	pf("From the last timed assembly of each row: the included records by form (`as`) and the omitted ones by reason.\n\n")
 	pf("| rounds | branches | participants | assembled / budget | included by form | omitted by reason |\n|---:|---:|---:|---:|---|---|\n")

@@ -28,7 +28,11 @@ type scaleRow struct {
 	Rounds, Branches, Participants int
 	// HeapMB is the Go heap live after the row (after a forced collection): the server's
 	// conversation copies, views and judgements, with the benchmark's own data.
-	HeapMB                  float64
+	HeapMB float64
+	// CopyMB is what the server's copy of the row's conversation holds, with its views, and
+	// JudgementsMB what its kept judgements hold in all, as the caches charge them
+	// (CTXGRAPH_ASSEMBLER_MEMORY).
+	CopyMB, JudgementsMB    float64
 	Summary                 seed.Summary
 	SeedErr                 string
 	SeedAttempts            int
@@ -274,9 +278,12 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	row.HeapMB = float64(mem.HeapAlloc) / (1 << 20)
-	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d; after a write p50 %s p99 %s; Go heap live %.0f MB",
+	row.CopyMB = float64(b.store.CopyBytes(b.account, row.Summary.ConversationID)) / (1 << 20)
+	judged, _ := b.assembler.JudgementMemory()
+	row.JudgementsMB = float64(judged) / (1 << 20)
+	logf("scale %s: %d assemblies on %s (depth %d, %d lineage rounds): p50 %s p95 %s p99 %s, tokens %d/%d, errors %d; after a write p50 %s p99 %s; Go heap live %.0f MB, its copy %.0f MB, judgements %.0f MB",
 		row.name(), len(t.ds), row.Target.Name, row.Target.Depth, row.Target.LineageRounds, ms(row.Lat.P50), ms(row.Lat.P95), ms(row.Lat.P99),
-		row.Assembled, row.Baseline, row.Errors, ms(row.AfterWrite.P50), ms(row.AfterWrite.P99), row.HeapMB)
+		row.Assembled, row.Baseline, row.Errors, ms(row.AfterWrite.P50), ms(row.AfterWrite.P99), row.HeapMB, row.CopyMB, row.JudgementsMB)
 }
 
 // afterWrites is how many assemblies each scale row times right after a write.

@@ -4,8 +4,8 @@
 //
 // Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
 // NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
-// CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_RECORD_CACHE for how many
-// records the assembler keeps cached (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
+// CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_ASSEMBLER_MEMORY for the
+// heap the assembler's caches may hold (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
 // a connection (Go durations such as 30s; 0 turns one off), and CTXGRAPH_BLOB_SWEEP_INTERVAL
 // for how often blobs that no record references are removed, and CTXGRAPH_SHUTDOWN_TIMEOUT
@@ -25,11 +25,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones, which a slim image may not carry
+
+	"github.com/labstack/gommon/bytes"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -88,9 +89,10 @@ type Main struct {
 	Keys    map[string]string
 	BlobDir string
 	MaxBody string
-	// RecordCache is how many records the assembler keeps cached (CTXGRAPH_RECORD_CACHE);
-	// 0 turns the cache off.
-	RecordCache int
+	// AssemblerMemory is the heap, in bytes, that the assembler's caches may hold
+	// (CTXGRAPH_ASSEMBLER_MEMORY): three quarters for its copies of conversations, one for
+	// its judgements; 0 turns both off.
+	AssemblerMemory int64
 	// Timeouts bound each connection (CTXGRAPH_*_TIMEOUT).
 	Timeouts api.Timeouts
 	// BlobSweep is how often the blob store is swept of blobs no record references
@@ -127,6 +129,10 @@ type Main struct {
 // DefaultBlobSweep is how often the blob store is swept unless configured otherwise.
 const DefaultBlobSweep = time.Hour
 
+// DefaultAssemblerMemory is the heap the assembler's caches may hold unless
+// CTXGRAPH_ASSEMBLER_MEMORY says otherwise.
+const DefaultAssemblerMemory = 1 << 30
+
 // DevKeyFile is where the development key is kept, relative to the working directory
 // (the repository's, under `make run`), whatever CTXGRAPH_BLOB_DIR says: the README,
 // scripts/demo-session and `ctxgraph scenario` read it there.
@@ -158,13 +164,16 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 	}
 	m.BlobDir = orDefault(getenv("CTXGRAPH_BLOB_DIR"), filepath.Join(".ctxgraph", "blobs"))
 	m.MaxBody = getenv("CTXGRAPH_MAX_BODY")
-	m.RecordCache = cypher.DefaultRecordCacheSize
-	if v := getenv("CTXGRAPH_RECORD_CACHE"); v != "" {
-		n, err := strconv.Atoi(v)
+	if getenv("CTXGRAPH_RECORD_CACHE") != "" {
+		return model.Invalid("CTXGRAPH_RECORD_CACHE", "CTXGRAPH_RECORD_CACHE (a number of records) is replaced by CTXGRAPH_ASSEMBLER_MEMORY, a number of bytes such as 1GiB")
+	}
+	m.AssemblerMemory = DefaultAssemblerMemory
+	if v := getenv("CTXGRAPH_ASSEMBLER_MEMORY"); v != "" {
+		n, err := bytes.Parse(v)
 		if err != nil || n < 0 {
-			return model.Invalid("CTXGRAPH_RECORD_CACHE", "CTXGRAPH_RECORD_CACHE: %q is not a number of records (0 turns the cache off)", v)
+			return model.Invalid("CTXGRAPH_ASSEMBLER_MEMORY", "CTXGRAPH_ASSEMBLER_MEMORY: %q is not a number of bytes such as 1GiB or 512M (0 turns the caches off)", v)
 		}
-		m.RecordCache = n
+		m.AssemblerMemory = n
 	}
 	m.Timeouts = api.DefaultTimeouts
 	for _, d := range []struct {
@@ -290,13 +299,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.store, err = server.OpenStore(m.Neo4j, m.BlobDir); err != nil {
 		return err
 	}
-	m.store.SetRecordCache(m.RecordCache)
+	m.store.SetRecordCache(m.AssemblerMemory - m.AssemblerMemory/4)
 	if err := m.migrate(ctx, time.Minute); err != nil {
 		return err
 	}
 	srv := server.New(server.Config{
 		Store: m.store, Keys: m.Keys, Log: log, MaxBody: m.MaxBody, Providers: m.Providers, Metrics: true, RunLease: m.RunLease,
 	})
+	srv.Assembler.SetJudgementMemory(m.AssemblerMemory / 4)
 	m.scheduler, m.summariser, m.leases = srv.Scheduler, srv.Summariser, srv.Leases
 	LogProviders(log, srv.Providers, srv.Policies.Catalog.Default())
 	m.server = srv.API.HTTPServer(m.Addr, m.Timeouts)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/api"
 
-	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
 	"github.com/ctxgraph/ctxgraph/provider"
@@ -36,26 +35,29 @@ func testEnv(t *testing.T) func(vars map[string]string) func(string) string {
 	}
 }
 
-func TestParseEnvRecordCache(t *testing.T) {
+func TestParseEnvAssemblerMemory(t *testing.T) {
 	env := testEnv(t)
 	for _, tc := range []struct {
 		value string
-		want  int
-	}{{"", cypher.DefaultRecordCacheSize}, {"0", 0}, {"1000", 1000}} {
+		want  int64
+	}{{"", DefaultAssemblerMemory}, {"0", 0}, {"512MiB", 512 << 20}, {"2G", 2_000_000_000}, {"1048576", 1 << 20}} {
 		var m Main
-		if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_RECORD_CACHE": tc.value})); err != nil {
-			t.Fatalf("CTXGRAPH_RECORD_CACHE=%q: %v", tc.value, err)
+		if err := m.ParseEnv(env(map[string]string{"CTXGRAPH_ASSEMBLER_MEMORY": tc.value})); err != nil {
+			t.Fatalf("CTXGRAPH_ASSEMBLER_MEMORY=%q: %v", tc.value, err)
 		}
-		if m.RecordCache != tc.want {
-			t.Errorf("CTXGRAPH_RECORD_CACHE=%q: got %d, want %d", tc.value, m.RecordCache, tc.want)
+		if m.AssemblerMemory != tc.want {
+			t.Errorf("CTXGRAPH_ASSEMBLER_MEMORY=%q: got %d, want %d", tc.value, m.AssemblerMemory, tc.want)
 		}
 	}
-	for _, bad := range []string{"-1", "lots"} {
+	for _, bad := range []map[string]string{{"CTXGRAPH_ASSEMBLER_MEMORY": "-1"}, {"CTXGRAPH_ASSEMBLER_MEMORY": "lots"},
+		{"CTXGRAPH_RECORD_CACHE": "1000"}} {
 		var m Main
-		err := m.ParseEnv(env(map[string]string{"CTXGRAPH_RECORD_CACHE": bad}))
+		err := m.ParseEnv(env(bad))
 		var me *model.Error
-		if !errors.As(err, &me) || me.Field != "CTXGRAPH_RECORD_CACHE" {
-			t.Errorf("CTXGRAPH_RECORD_CACHE=%q: got %v, want an error naming the variable", bad, err)
+		for name := range bad {
+			if !errors.As(err, &me) || me.Field != name {
+				t.Errorf("%v: got %v, want an error naming %s", bad, err, name)
+			}
 		}
 	}
 }

@@ -28,7 +28,7 @@ environment:
   CTXGRAPH_BLOB_DIR             content-addressed store of large payloads (default .ctxgraph/blobs)
   CTXGRAPH_PROVIDERS_FILE       model providers (YAML); unset: the built-in echo provider
   CTXGRAPH_MAX_BODY             largest request body (default 16M)
-  CTXGRAPH_RECORD_CACHE         records the assembler keeps cached (0: off)
+  CTXGRAPH_ASSEMBLER_MEMORY     heap the assembler's caches may hold, e.g. 512MiB (default 1GiB, 0: off)
   CTXGRAPH_READ_HEADER_TIMEOUT, CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT,
   CTXGRAPH_IDLE_TIMEOUT         connection bounds, Go durations (0 turns one off)
   CTXGRAPH_BLOB_SWEEP_INTERVAL  how often unreferenced blobs are removed (default 1h)
