@@ -21,6 +21,7 @@ var statusOfKind = map[model.Kind]int{
 	model.KindForbidden:   http.StatusForbidden,
 	model.KindUnavailable: http.StatusServiceUnavailable,
 	model.KindInternal:    http.StatusInternalServerError,
+	model.KindGone:        http.StatusGone,
 }
 
 // codeOfStatus names the statuses that come from the HTTP layer itself, not the domain.
@@ -31,6 +32,7 @@ var codeOfStatus = map[int]string{
 	http.StatusNotFound:              "not_found",
 	http.StatusMethodNotAllowed:      "method_not_allowed",
 	http.StatusConflict:              "conflict",
+	http.StatusGone:                  "gone",
 	http.StatusRequestEntityTooLarge: "too_large",
 	http.StatusServiceUnavailable:    "unavailable",
 	http.StatusInternalServerError:   "internal",

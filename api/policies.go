@@ -17,7 +17,7 @@ import (
 // createPolicyRequest is POST /v1/policies: the new version's name, the version it is
 // based on ("" is the account's default) and the settings it changes, named as
 // GET /v1/policies shows them. A setting left out (or null) keeps the base's value, except
-// promotion and recall, which null turns off.
+// promotion and recall, which null turns off (records, which null returns to the defaults).
 type createPolicyRequest struct {
 	Name    string `json:"name" validate:"required,max=64"`
 	BasedOn string `json:"basedOn" validate:"max=200"`
@@ -35,6 +35,7 @@ type createPolicyRequest struct {
 	BudgetPriorities       []string            `json:"budgetPriorities"`
 	Promotion              json.RawMessage     `json:"promotion"`
 	Recall                 json.RawMessage     `json:"recall"`
+	Records                json.RawMessage     `json:"records"`
 }
 
 // changed lists the settings the request names (every field but name and basedOn), each

@@ -169,6 +169,7 @@ func (s *Service) build(ctx context.Context, accountID string, req model.Assembl
 	}
 	a.ID = "asm_" + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
 	a.CreatedAt = now
+	a.Keeping = v.RecordKeeping(a.ID, req.Trace)
 	return a, v, nil
 }
 

@@ -347,6 +347,7 @@ type PolicyRequest struct {
 	BudgetPriorities       []string            `json:"budgetPriorities,omitempty"`
 	Promotion              json.RawMessage     `json:"promotion,omitempty"`
 	Recall                 json.RawMessage     `json:"recall,omitempty"`
+	Records                json.RawMessage     `json:"records,omitempty"`
 }
 
 // DefaultPolicy sets the account's default version (PUT /v1/policies/default).

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -174,6 +175,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		"instructionsSha256": nullable(a.InstructionsSha256),
 		"recordedAt":         a.CreatedAt.UTC(), "included": included, "decisions": decisions,
 		"omittedCounts": counts, "omitted": omitted,
+		"recordState": recordState(a.Keeping), "recordKept": nullable(a.Keeping.Kept), "keepPerBranch": a.Keeping.KeepPerBranch,
 	}
 	var rec *neo4j.Record
 	if keyed(ctx) {
@@ -286,6 +288,10 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 		}
 		if !found {
 			return model.Assembly{}, model.NotFound("assembly", id)
+		}
+		if row.A.str("recordState") == recordTrimmed {
+			return model.Assembly{}, model.Gone("the record of assembly %q was trimmed at %s: it was no longer among the latest %d assemblies of its branch and was not sampled (records.keepPerBranch and records.sampleRate of policy version %s, DESIGN §10); its counts stay on the ContextAssembly node",
+				id, row.A.time("recordTrimmedAt").Format(time.RFC3339), row.A.i64("keepPerBranch"), row.A.str("policyVersion"))
 		}
 		var a model.Assembly
 		if err := json.Unmarshal([]byte(row.A.str("record")), &a); err != nil {

@@ -24,10 +24,12 @@ func TestEveryQueryFileIsNamedAndParameterised(t *testing.T) {
 		// lease keeper's statements, which serve every account a process holds runs of:
 		// renewing the runs and keys its own requests hold (found by their ids, under its
 		// holder name or claim) and ending every account's runs whose lease lapsed (their
-		// ids go to the log, never to a client).
+		// ids go to the log, never to a client); and the sweeps' leases and their finding of
+		// the branches whose assembly records may be trimmed (each then trimmed under its
+		// own account, TrimAssemblyRecords).
 		switch name {
 		case "MigrationApplied", "RecordMigration", "ForgetMigration", "ShowConstraints", "ShowIndexes", "UnreferencedBlobRefs", "RoundTrip",
-			"UpcomingSchedules", "RenewLeases", "EndLapsedRuns":
+			"UpcomingSchedules", "RenewLeases", "EndLapsedRuns", "TakeSweepLease", "AdvanceSweepLease", "BranchesWithNewAssemblies":
 			continue
 		}
 		if !strings.Contains(text, "$accountId") {

@@ -245,6 +245,29 @@ type Assembly struct {
 	Recallable bool              `json:"-"`
 	CreatedAt  time.Time         `json:"createdAt"`
 	Extra      map[string]string `json:"-"`
+	// Keeping is what the store keeps of the record (DESIGN §10), decided by the policy
+	// version when the assembly is recorded.
+	Keeping RecordKeeping `json:"-"`
+}
+
+// Why an assembly's full record is kept whatever comes after it (RecordKeeping.Kept), or
+// why it was trimmed.
+const (
+	KeptTraced    = "traced"
+	KeptSampled   = "sampled"
+	KeptFailedRun = "failed_run"
+	// TrimmedBeyondLatest: the record was trimmed, beyond the latest keepPerBranch of its
+	// branch and not sampled.
+	TrimmedBeyondLatest = "beyond_latest"
+)
+
+// RecordKeeping is what the store keeps of an assembly's record: its counts always; the
+// full record (JSON, INCLUDED and OMITTED edges, decisions) while it is among the latest
+// KeepPerBranch assemblies of its branch, and after that only when Kept names why (traced,
+// sampled) or its run failed.
+type RecordKeeping struct {
+	Kept          string
+	KeepPerBranch int
 }
 
 // EncodeJSON encodes v without HTML escaping, so that text keeps `&`, `<` and `>` as

@@ -17,6 +17,9 @@ const (
 	KindForbidden   Kind = "forbidden"
 	KindUnavailable Kind = "unavailable"
 	KindInternal    Kind = "internal"
+	// KindGone: the id exists, but what was asked of it has been removed on purpose (a
+	// trimmed assembly record, DESIGN §10).
+	KindGone Kind = "gone"
 )
 
 // Error is the one error type of the domain: a kind, a message safe to show a client, the
@@ -56,6 +59,11 @@ func NotFound(what, id string) *Error {
 // Conflict reports a request that contradicts the current state.
 func Conflict(format string, args ...any) *Error {
 	return &Error{Kind: KindConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+// Gone reports that what a request asks for was removed on purpose; the message says why.
+func Gone(format string, args ...any) *Error {
+	return &Error{Kind: KindGone, Message: fmt.Sprintf(format, args...)}
 }
 
 // Unavailable reports that a dependency (Neo4j, the blob store) cannot be reached now.

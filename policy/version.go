@@ -7,6 +7,7 @@ package policy
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -59,6 +60,40 @@ type Version struct {
 	// Recall offers the built-in ctxgraph_recall tool on the generation path; nil offers
 	// nothing.
 	Recall *Recall `json:"recall,omitempty"`
+	// Records says how much of the assemblies' records the store keeps (DESIGN §10); nil
+	// keeps DefaultRecords. It decides nothing an assembly sends, and is left out of the
+	// content when nil, so that the versions defined before it keep their ids.
+	Records *Records `json:"records,omitempty"`
+}
+
+// Records is a version's keeping of assembly records: every assembly keeps its counts; the
+// full record is kept for the latest KeepPerBranch assemblies of each branch and for a
+// SampleRate fraction of the others (traced assemblies and those of failed runs whole).
+type Records struct {
+	KeepPerBranch int     `json:"keepPerBranch"`
+	SampleRate    float64 `json:"sampleRate"`
+}
+
+// DefaultRecords is the keeping of a version that names none (DESIGN §10).
+var DefaultRecords = Records{KeepPerBranch: 20, SampleRate: 0.05}
+
+// RecordKeeping is what the store keeps of the record of the assembly id made under v:
+// whole when traced or sampled (a fraction SampleRate of ids, by their sha256, so that
+// every server decides the same for one id), else while among its branch's latest.
+func (v Version) RecordKeeping(id string, traced bool) model.RecordKeeping {
+	r := DefaultRecords
+	if v.Records != nil {
+		r = *v.Records
+	}
+	k := model.RecordKeeping{KeepPerBranch: r.KeepPerBranch}
+	sum := sha256.Sum256([]byte(id))
+	switch {
+	case traced:
+		k.Kept = model.KeptTraced
+	case float64(binary.BigEndian.Uint64(sum[:8]))/(1<<64) < r.SampleRate:
+		k.Kept = model.KeptSampled
+	}
+	return k
 }
 
 // Promotion is a version's promotion rules: when and how a memory is derived from a tool

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -355,5 +356,51 @@ func TestSummarizerFor(t *testing.T) {
 				t.Errorf("got summarizer %v, want %v", s, *tc.v.Promotion.Summarizer)
 			}
 		})
+	}
+}
+
+// A version keeps every traced record, samples its sampleRate of the others by id (the same
+// for every server), and keeps DESIGN's defaults when it names none.
+func TestRecordKeeping(t *testing.T) {
+	var v Version
+	if k := v.RecordKeeping("asm_1", true); k.Kept != model.KeptTraced || k.KeepPerBranch != DefaultRecords.KeepPerBranch {
+		t.Errorf("a traced record under the defaults: %+v", k)
+	}
+	sampled := 0
+	for i := range 20_000 {
+		k := v.RecordKeeping(fmt.Sprintf("asm_%d", i), false)
+		if k.Kept == model.KeptSampled {
+			sampled++
+		}
+		if again := v.RecordKeeping(fmt.Sprintf("asm_%d", i), false); again != k {
+			t.Fatalf("asm_%d: %+v, then %+v", i, k, again)
+		}
+	}
+	if rate := float64(sampled) / 20_000; rate < 0.045 || rate > 0.055 {
+		t.Errorf("sampled %.4f of the records, want %.2f", rate, DefaultRecords.SampleRate)
+	}
+	v.Records = &Records{KeepPerBranch: 7, SampleRate: 0}
+	for i := range 1000 {
+		if k := v.RecordKeeping(fmt.Sprintf("asm_%d", i), false); k.Kept != "" || k.KeepPerBranch != 7 {
+			t.Fatalf("sampleRate 0: %+v", k)
+		}
+	}
+	v.Records.SampleRate = 1
+	if k := v.RecordKeeping("asm_x", false); k.Kept != model.KeptSampled {
+		t.Errorf("sampleRate 1: %+v", k)
+	}
+}
+
+func TestDeriveChecksRecords(t *testing.T) {
+	for _, bad := range []string{`{"keepPerBranch": -1, "sampleRate": 0.1}`, `{"keepPerBranch": 5, "sampleRate": 1.5}`, `{"keep": 5}`} {
+		_, err := Derive(Embedded().Default(), "x", map[string]json.RawMessage{"records": json.RawMessage(bad)})
+		var me *model.Error
+		if !errors.As(err, &me) || me.Field != "records" {
+			t.Errorf("records %s: got %v, want an error naming records", bad, err)
+		}
+	}
+	v, err := Derive(Embedded().Default(), "x", map[string]json.RawMessage{"records": json.RawMessage(`{"keepPerBranch": 5, "sampleRate": 0.5}`)})
+	if err != nil || v.Records == nil || *v.Records != (Records{KeepPerBranch: 5, SampleRate: 0.5}) || v.ID == Embedded().Default().ID {
+		t.Errorf("records 5/0.5: %+v, %v", v.Records, err)
 	}
 }

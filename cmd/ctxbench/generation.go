@@ -101,6 +101,8 @@ type generationResult struct {
 	Load  *genLoad
 	// Reconcile is the cost of a long client list on the drop-in path.
 	Reconcile *reconcileResult
+	// Storage is what generations leave in the store.
+	Storage *storageResult
 }
 
 // startKatan runs llm-katan on a free port for the whole run and returns its base URL.
@@ -190,6 +192,7 @@ func (b *bench) runGeneration(ctx context.Context) {
 		n = 1000
 	}
 	g.Reconcile = b.reconcileLongList(ctx, n, b.dropInModelName)
+	g.Storage = b.measureStorage(ctx, n/5)
 }
 
 func (b *bench) generationBody(branch, participant string, i int, stream bool) []byte {
@@ -479,6 +482,9 @@ func (b *bench) reportGeneration(pf func(string, ...any)) {
 	}
 	pf("\nMean times in ms.\n\n")
 	b.reportDropIn(pf)
+	if s := b.generation.Storage; s != nil {
+		b.reportStorage(pf, s)
+	}
 }
 
 func (b *bench) reportGenerationTargets(pf func(string, ...any)) {

@@ -7,7 +7,8 @@
 // CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_ASSEMBLER_MEMORY for the
 // heap the assembler's caches may hold (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
-// a connection (Go durations such as 30s; 0 turns one off), and CTXGRAPH_BLOB_SWEEP_INTERVAL
+// a connection (Go durations such as 30s; 0 turns one off), CTXGRAPH_RECORD_SWEEP_INTERVAL for
+// how often assembly records beyond their branch's latest are trimmed (0: never), and CTXGRAPH_BLOB_SWEEP_INTERVAL
 // for how often blobs that no record references are removed, and CTXGRAPH_SHUTDOWN_TIMEOUT
 // for how long a stopping server waits for requests and scheduled turns in flight,
 // CTXGRAPH_RUN_LEASE for how long a run's lease holds without renewal, and
@@ -26,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones, which a slim image may not carry
@@ -98,6 +100,9 @@ type Main struct {
 	// BlobSweep is how often the blob store is swept of blobs no record references
 	// (CTXGRAPH_BLOB_SWEEP_INTERVAL); it is also swept at start.
 	BlobSweep time.Duration
+	// RecordSweep is how often the assembly records that fell out of their branch's latest
+	// are trimmed (CTXGRAPH_RECORD_SWEEP_INTERVAL, DESIGN §10); 0 turns the sweep off.
+	RecordSweep time.Duration
 	// ShutdownTimeout is how long a stopping server waits for the requests and scheduled
 	// turns in flight (CTXGRAPH_SHUTDOWN_TIMEOUT); those still running then are cancelled.
 	ShutdownTimeout time.Duration
@@ -123,11 +128,14 @@ type Main struct {
 	leases      *generation.LeaseKeeper
 	stopTracing func(context.Context) error
 	stopSweeper context.CancelFunc
-	swept       chan struct{}
+	swept       sync.WaitGroup
 }
 
 // DefaultBlobSweep is how often the blob store is swept unless configured otherwise.
 const DefaultBlobSweep = time.Hour
+
+// DefaultRecordSweep is how often assembly records are trimmed unless configured otherwise.
+const DefaultRecordSweep = time.Minute
 
 // DefaultAssemblerMemory is the heap the assembler's caches may hold unless
 // CTXGRAPH_ASSEMBLER_MEMORY says otherwise.
@@ -188,6 +196,10 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		}
 	}
 	m.BlobSweep = DefaultBlobSweep
+	m.RecordSweep = DefaultRecordSweep
+	if err := parseDuration(getenv, "CTXGRAPH_RECORD_SWEEP_INTERVAL", &m.RecordSweep, true); err != nil {
+		return err
+	}
 	if err := parseDuration(getenv, "CTXGRAPH_BLOB_SWEEP_INTERVAL", &m.BlobSweep, false); err != nil {
 		return err
 	}
@@ -315,14 +327,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	sweepCtx, stopSweeper := context.WithCancel(context.Background())
-	m.stopSweeper, m.swept = stopSweeper, make(chan struct{})
-	go func() {
-		defer close(m.swept)
-		m.store.RunBlobSweeper(sweepCtx, m.BlobSweep)
-	}()
+	m.stopSweeper = stopSweeper
+	m.swept.Go(func() { m.store.RunBlobSweeper(sweepCtx, m.BlobSweep) })
 	// Leases are kept with or without the scheduler: every server that serves generations
 	// renews its runs' leases, and every one sweeps the runs of servers that died.
 	m.leases.Start()
+	if m.RecordSweep > 0 {
+		// Every server runs the sweep; its lease in Neo4j lets one at a time do the work.
+		sw := cypher.DefaultRecordSweep
+		sw.Holder = m.leases.Lease().Holder
+		m.swept.Go(func() { m.store.RunRecordSweeper(sweepCtx, sw, m.RecordSweep) })
+	}
 	if m.NoScheduler {
 		m.scheduler = nil
 		log.Info("scheduler off (CTXGRAPH_SCHEDULER=off): this server runs no scheduled turns")
@@ -408,7 +423,7 @@ func (m *Main) Close() error {
 	}
 	if m.stopSweeper != nil {
 		m.stopSweeper()
-		<-m.swept
+		m.swept.Wait()
 	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close(ctx))

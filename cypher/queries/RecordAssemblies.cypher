@@ -9,7 +9,9 @@
 // Each assembly: the request it answered, what it sent (as JSON text for Browser readers),
 // the sha256 of the instructions it sent first (instructionsSha256, null without any),
 // its omissions counted by reason (omittedWindow, ..., in $rows' omittedCounts), FOR_RUN to
-// its run, INCLUDED {as, position} to every record it serialised, OMITTED {reason, rule} to
+// its run, what the store keeps of its record (recordState: full, or kept with recordKept
+// naming why; keepPerBranch: how many of its branch's latest keep theirs, DESIGN §10;
+// TrimAssemblyRecords trims the rest), INCLUDED {as, position} to every record it serialised, OMITTED {reason, rule} to
 // every record it left out when it was traced, and its stored
 // policy decisions (privacy, routing, freshness, rehydration and recovery): one
 // PolicyDecision per distinct decision and record type, ABOUT every record it was made for
@@ -38,7 +40,8 @@ CALL (asm) {
                              assemblerVersion: asm.assemblerVersion, now: asm.now, asOf: asm.asOf, trace: asm.trace,
                              assembledTokens: asm.assembledTokens, baselineTokens: asm.baselineTokens,
                              instructionsSha256: asm.instructionsSha256,
-                             record: asm.record, createdAt: asm.recordedAt, recordedAt: asm.recordedAt})
+                             record: asm.record, createdAt: asm.recordedAt, recordedAt: asm.recordedAt,
+                             recordState: asm.recordState, recordKept: asm.recordKept, keepPerBranch: asm.keepPerBranch})
   SET a += asm.omittedCounts
   WITH a, asm
   CALL (a, asm) {
