@@ -36,6 +36,25 @@ type toolSpecBody struct {
 	FreshnessClass string          `json:"freshnessClass" validate:"omitempty,freshnessclass"`
 	StaleAfter     string          `json:"staleAfter" validate:"max=64"`
 	RevalidateWith []string        `json:"revalidateWith" validate:"omitempty,max=32,dive,required,max=64"`
+	Retention      *retentionBody  `json:"retention"`
+}
+
+// retentionBody is how long an artifact's body is kept (model.Retention).
+type retentionBody struct {
+	Class string `json:"class" validate:"required,max=32"`
+	After string `json:"after" validate:"max=64"`
+}
+
+// retentionOf checks a retention a request names, naming field when it is wrong.
+func retentionOf(b *retentionBody, field string) (*model.Retention, error) {
+	if b == nil {
+		return nil, nil
+	}
+	r := &model.Retention{Class: b.Class, After: b.After}
+	if err := r.Check(field); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // callOptionsBody are the fields every model call of a request shares.
@@ -117,6 +136,10 @@ func (b callOptionsBody) options() (model.CallOptions, error) {
 			StaleAfter: t.StaleAfter, RevalidateWith: t.RevalidateWith}
 		if d, err := time.ParseDuration(t.StaleAfter); t.StaleAfter != "" && (err != nil || d <= 0) {
 			return o, &httpError{status: http.StatusBadRequest, field: field + ".staleAfter", message: "staleAfter is a positive duration such as 30m or 24h"}
+		}
+		var err error
+		if spec.Retention, err = retentionOf(t.Retention, field+".retention"); err != nil {
+			return o, err
 		}
 		if !isAbsent(t.Parameters) {
 			var schema map[string]any

@@ -242,6 +242,10 @@ func (s *Server) recordToolResult(c echo.Context) error {
 	for _, m := range req.Memories {
 		in.Memories = append(in.Memories, newMemory(m))
 	}
+	var err error
+	if in.Retention, err = retentionOf(req.Retention, "retention"); err != nil {
+		return err
+	}
 	return respond(c, http.StatusCreated, func(ctx context.Context) (any, error) {
 		return s.graph.RecordToolResult(ctx, accountOf(c), in)
 	})
@@ -302,6 +306,21 @@ func (s *Server) readArtifactRaw(c echo.Context) error {
 func (s *Server) deleteArtifact(c echo.Context) error {
 	return respond(c, http.StatusNoContent, func(ctx context.Context) (any, error) {
 		return nil, s.graph.DeleteArtifact(ctx, accountOf(c), c.Param("id"))
+	})
+}
+
+// eraseRequest is POST /v1/artifacts/{id}/erase; an empty body erases.
+type eraseRequest struct {
+	DryRun bool `json:"dryRun"`
+}
+
+func (s *Server) eraseArtifact(c echo.Context) error {
+	var req eraseRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
+		return s.graph.EraseArtifact(ctx, accountOf(c), c.Param("id"), req.DryRun)
 	})
 }
 

@@ -36,6 +36,7 @@ type createPolicyRequest struct {
 	Promotion              json.RawMessage     `json:"promotion"`
 	Recall                 json.RawMessage     `json:"recall"`
 	Records                json.RawMessage     `json:"records"`
+	Retention              json.RawMessage     `json:"retention"`
 }
 
 // changed lists the settings the request names (every field but name and basedOn), each

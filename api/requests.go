@@ -83,6 +83,7 @@ type toolResultRequest struct {
 	SharedWithParticipants []string        `json:"sharedWithParticipants" validate:"omitempty,max=100,dive,required,max=100"`
 	ToolVersion            string          `json:"toolVersion" validate:"max=100"`
 	Memories               []memoryRequest `json:"memories" validate:"omitempty,max=100,dive"`
+	Retention              *retentionBody  `json:"retention"`
 	At                     string          `json:"at" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 }
 

@@ -160,6 +160,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/artifacts/:id", s.readArtifact)
 	v1(http.MethodGet, "/artifacts/:id/raw", s.readArtifactRaw)
 	v1(http.MethodDelete, "/artifacts/:id", s.deleteArtifact)
+	v1(http.MethodPost, "/artifacts/:id/erase", s.eraseArtifact)
 	v1(http.MethodPost, "/assemblies", s.assemble)
 	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)

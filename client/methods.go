@@ -85,6 +85,14 @@ func (c *Client) DeleteArtifact(ctx context.Context, id string) error {
 	return c.Do(ctx, http.MethodDelete, "/v1/artifacts/"+url.PathEscape(id), nil, nil)
 }
 
+// EraseArtifact erases an artifact and everything derived only from it (DESIGN §10); with
+// dryRun it writes nothing and answers what would go.
+func (c *Client) EraseArtifact(ctx context.Context, id string, dryRun bool) (model.Erasure, error) {
+	var out model.Erasure
+	err := c.Do(ctx, http.MethodPost, "/v1/artifacts/"+url.PathEscape(id)+"/erase", map[string]bool{"dryRun": dryRun}, &out)
+	return out, err
+}
+
 // RecordSkills records the skill state of a run.
 func (c *Client) RecordSkills(ctx context.Context, runID string, req Skills) (Created, error) {
 	return create[Created](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/skills", req)

@@ -111,7 +111,9 @@ type ToolResult struct {
 	SharedWithParticipants []string `json:"sharedWithParticipants,omitempty"`
 	ToolVersion            string   `json:"toolVersion,omitempty"`
 	Memories               []Memory `json:"memories,omitempty"`
-	At                     string   `json:"at,omitempty"`
+	// Retention is how long the body is kept (DESIGN §10).
+	Retention *model.Retention `json:"retention,omitempty"`
+	At        string           `json:"at,omitempty"`
 }
 
 // Memory derives a memory from artifacts: POST /v1/memories, or one of a ToolResult's
@@ -348,6 +350,7 @@ type PolicyRequest struct {
 	Promotion              json.RawMessage     `json:"promotion,omitempty"`
 	Recall                 json.RawMessage     `json:"recall,omitempty"`
 	Records                json.RawMessage     `json:"records,omitempty"`
+	Retention              json.RawMessage     `json:"retention,omitempty"`
 }
 
 // DefaultPolicy sets the account's default version (PUT /v1/policies/default).

@@ -26,9 +26,13 @@ func (s *Store) ArtifactRaw(ctx context.Context, accountID, id string) (model.Ar
 		return model.ArtifactRaw{}, err
 	}
 	a := artifactOf(rec.Props)
-	raw := model.ArtifactRaw{ArtifactID: id, Error: a.Error}
+	raw := model.ArtifactRaw{ArtifactID: id, Error: a.Error, RedactedAt: a.RedactedAt}
 	if raw.Arguments, err = s.restore(ctx, rec.Props, "args", "argsRef", "argsSha256"); err != nil {
 		return model.ArtifactRaw{}, err
+	}
+	if a.RedactedAt != nil {
+		// The body went by retention; its hash stays to say what it was.
+		return raw, nil
 	}
 	if raw.Result, err = s.restore(ctx, rec.Props, "result", "resultRef", "resultSha256"); err != nil {
 		return model.ArtifactRaw{}, err
@@ -79,5 +83,10 @@ func artifactOf(p props) model.Artifact {
 	if code, msg := p.str("errorCode"), p.str("errorMessage"); code != "" || msg != "" {
 		a.Error = &model.ToolError{Code: code, Message: msg}
 	}
+	if class := p.str("retentionClass"); class != "" {
+		a.Retention = &model.Retention{Class: class, After: p.str("retentionAfter")}
+		a.RetentionSource, a.RetainUntil = p.str("retentionSource"), p.timePtr("retainUntil")
+	}
+	a.RedactedAt = p.timePtr("redactedAt")
 	return a
 }

@@ -32,7 +32,12 @@ func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs [
 		if !ok || rec.Label != "ToolArtifact" {
 			continue
 		}
-		raw := model.ArtifactRaw{ArtifactID: id, Error: artifactOf(rec.Props).Error}
+		a := artifactOf(rec.Props)
+		if a.RedactedAt != nil {
+			// Redacted since the policy judged it: nothing of it goes.
+			continue
+		}
+		raw := model.ArtifactRaw{ArtifactID: id, Error: a.Error}
 		if raw.Arguments, err = s.restore(ctx, rec.Props, "args", "argsRef", "argsSha256"); err != nil {
 			return nil, err
 		}
@@ -185,7 +190,7 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 			if err != nil || rec == nil {
 				return rec, err
 			}
-			return rec, t.answer(json.RawMessage(record), a.ConversationID, "")
+			return rec, t.answerRecord(json.RawMessage(record), a.ConversationID, "", a.ID)
 		})
 	} else {
 		rec, err = s.assemblyRecords.write(ctx, s, accountID, row)
@@ -360,7 +365,8 @@ func (s *Store) DecisionEdges(ctx context.Context, accountID, id string) ([]mode
 
 // ProvenancePath walks from a record to the participant behind it. A memory whose source
 // artifact was deleted shows the missing artifact as a step named "missing": the id it was
-// derived from, never a substitute.
+// derived from, never a substitute; one whose body was redacted by retention, as a step
+// named "redacted".
 func (s *Store) ProvenancePath(ctx context.Context, accountID, ref string) ([]model.PathStep, error) {
 	return readTx(ctx, s, func(t *tx) ([]model.PathStep, error) {
 		rows, err := provenancePath.all(t, refParams{Ref: ref, AccountID: accountID})

@@ -80,6 +80,7 @@ type completeKeyParams struct {
 	Now            time.Time `param:"now"`
 	ConversationID string    `param:"conversationId,null"`
 	ArtifactID     string    `param:"artifactId,null"`
+	RecordID       string    `param:"recordId,null"`
 }
 
 type releaseKeyParams struct {
@@ -160,6 +161,14 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 // stored response commit together or not at all. conversationID and artifactID name what
 // the response carries data of, so that deleting them erases it (empty when none).
 func (t *tx) answer(v any, conversationID, artifactID string) error {
+	return t.answerRecord(v, conversationID, artifactID, "")
+}
+
+// answerRecord is answer for a response that carries a record derived from artifacts
+// (recordID: an assembly's record with the bodies it included raw, a memory, a report):
+// trimming the assembly, or erasing the artifacts the memory derives from, erases the
+// response too.
+func (t *tx) answerRecord(v any, conversationID, artifactID, recordID string) error {
 	claim := model.IdempotencyClaimOf(t.ctx)
 	if claim == nil || claim.Status == 0 {
 		return nil
@@ -175,7 +184,7 @@ func (t *tx) answer(v any, conversationID, artifactID string) error {
 	_, found, err := completeIdempotencyKey.one(t, completeKeyParams{
 		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
 		Status: claim.Status, Body: string(body), Now: t.store.Now(),
-		ConversationID: conversationID, ArtifactID: artifactID,
+		ConversationID: conversationID, ArtifactID: artifactID, RecordID: recordID,
 	})
 	if err != nil {
 		return err

@@ -83,10 +83,11 @@ type trimRow struct {
 // recordSweep is the name of the assembly records' sweep lease.
 const recordSweep = "assembly-records"
 
-// RecordSweep bounds one sweep of assembly records: how long its lease holds, how long
-// after an assembly is recorded it is looked at (records in flight have committed by then),
-// and how many branches and records one transaction handles.
-type RecordSweep struct {
+// Sweep bounds one sweep (of assembly records, or of artifacts whose retention ran out):
+// who sweeps, how long its lease holds, how long after an assembly is recorded it is looked
+// at (records in flight have committed by then), how many branches one read finds and how
+// many records one transaction handles.
+type Sweep struct {
 	Holder   string
 	Lease    time.Duration
 	Grace    time.Duration
@@ -94,8 +95,8 @@ type RecordSweep struct {
 	Records  int
 }
 
-// DefaultRecordSweep is what servers sweep with.
-var DefaultRecordSweep = RecordSweep{Lease: time.Minute, Grace: time.Minute, Branches: 200, Records: 50}
+// DefaultSweep is what servers sweep with.
+var DefaultSweep = Sweep{Lease: time.Minute, Grace: time.Minute, Branches: 200, Records: 50}
 
 // SweepAssemblyRecords trims the records of the assemblies that have fallen out of their
 // branch's latest since the last sweep (TrimAssemblyRecords), under the sweep's lease so
@@ -104,7 +105,7 @@ var DefaultRecordSweep = RecordSweep{Lease: time.Minute, Grace: time.Minute, Bra
 // A branch is looked at once an assembly newer than the sweep's cursor was recorded on it
 // at least Grace ago; records of runs that had not ended then are looked at again with the
 // branch's next assembly.
-func (s *Store) SweepAssemblyRecords(ctx context.Context, sw RecordSweep) (trimmed int, held bool, err error) {
+func (s *Store) SweepAssemblyRecords(ctx context.Context, sw Sweep) (trimmed int, held bool, err error) {
 	lease := func() (time.Time, bool, error) {
 		now := s.Now().UTC()
 		row, found, err := takeSweepLease.autoOne(ctx, s, neo4j.AccessModeWrite, sweepLeaseParams{Name: recordSweep, Holder: sw.Holder, Now: now, Until: now.Add(sw.Lease)})
@@ -155,21 +156,6 @@ func (s *Store) SweepAssemblyRecords(ctx context.Context, sw RecordSweep) (trimm
 	}
 }
 
-// RunRecordSweeper sweeps assembly records every `every` until ctx ends (SweepAssemblyRecords);
-// failures wait for the next round.
-func (s *Store) RunRecordSweeper(ctx context.Context, sw RecordSweep, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		_, _, _ = s.SweepAssemblyRecords(ctx, sw)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
 // conversationFootprint estimates what a conversation takes in the store, by label.
 var conversationFootprint = newQuery[conversationParams, FootprintRow]("ConversationFootprint")
 
@@ -192,4 +178,154 @@ type FootprintRow struct {
 // conversation.
 func (s *Store) ConversationFootprint(ctx context.Context, accountID, conversationID string) ([]FootprintRow, error) {
 	return conversationFootprint.autoAll(ctx, s, neo4j.AccessModeRead, conversationParams{AccountID: accountID, ConversationID: conversationID})
+}
+
+// The statements of the retention sweep (DESIGN §10).
+var (
+	expiredArtifacts = newQuery[expiredParams, expiredRow]("ExpiredArtifacts")
+	redactArtifact   = newQuery[expireParams, redactRow]("RedactArtifact")
+	expireArtifact   = newQuery[expireParams, expireRow]("ExpireArtifact")
+)
+
+type expiredParams struct {
+	Now   time.Time `param:"now"`
+	Limit int       `param:"limit"`
+}
+
+type expiredRow struct {
+	AccountID string `col:"accountId"`
+	ID        string `col:"id"`
+	Class     string `col:"class"`
+}
+
+type expireParams struct {
+	AccountID string    `param:"accountId"`
+	ID        string    `param:"id"`
+	Now       time.Time `param:"now"`
+}
+
+type redactRow struct {
+	Refs    []string `col:"refs"`
+	Trimmed []string `col:"trimmed"`
+}
+
+type expireRow struct {
+	Refs            []string `col:"refs"`
+	Trimmed         []string `col:"trimmed"`
+	DeletedMemories []string `col:"deletedMemories"`
+}
+
+// retentionSweep is the name of the retention sweep's lease.
+const retentionSweep = "artifact-retention"
+
+// Retained counts what one retention sweep did.
+type Retained struct {
+	Redacted, Deleted, Memories, Assemblies int
+}
+
+// SweepRetention redacts or deletes the artifacts whose retention ran out (RedactArtifact,
+// ExpireArtifact), at most sw.Records a round until none is due, under the sweep's lease
+// so that two servers never sweep at once. held is false when another server holds it.
+// Each artifact goes in a transaction of its own, with everything that carried its body;
+// the blobs it held are removed after, unless a record still references them.
+func (s *Store) SweepRetention(ctx context.Context, sw Sweep) (done Retained, held bool, err error) {
+	now := s.Now().UTC()
+	if _, held, err = takeSweepLease.autoOne(ctx, s, neo4j.AccessModeWrite, sweepLeaseParams{Name: retentionSweep, Holder: sw.Holder, Now: now, Until: now.Add(sw.Lease)}); err != nil || !held {
+		return done, held, err
+	}
+	start := time.Now()
+	for time.Since(start) < sw.Lease/2 {
+		due, err := expiredArtifacts.autoAll(ctx, s, neo4j.AccessModeWrite, expiredParams{Now: s.Now().UTC(), Limit: sw.Records})
+		if err != nil || len(due) == 0 {
+			return done, true, err
+		}
+		before := done
+		for _, a := range due {
+			p := expireParams{AccountID: a.AccountID, ID: a.ID, Now: s.Now().UTC()}
+			var refs []string
+			switch a.Class {
+			case model.RetentionDeleteAfter:
+				row, found, err := expireArtifact.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+				if err != nil {
+					return done, true, err
+				}
+				if found {
+					done.Deleted++
+					done.Memories += len(row.DeletedMemories)
+					done.Assemblies += len(row.Trimmed)
+					refs = row.Refs
+				}
+			default:
+				row, found, err := redactArtifact.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+				if err != nil {
+					return done, true, err
+				}
+				if found {
+					done.Redacted++
+					done.Assemblies += len(row.Trimmed)
+					refs = row.Refs
+				}
+			}
+			s.removeBlobs(ctx, refs)
+		}
+		if done == before {
+			// Nothing of what was due could go (its branch or conversation is being
+			// deleted): the next round looks again.
+			return done, true, nil
+		}
+	}
+	return done, true, nil
+}
+
+// RunSweeps runs the servers' sweeps every `every` until ctx ends: assembly records
+// (SweepAssemblyRecords) and artifacts whose retention ran out (SweepRetention). Failures
+// wait for the next round.
+func (s *Store) RunSweeps(ctx context.Context, sw Sweep, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		_, _, _ = s.SweepAssemblyRecords(ctx, sw)
+		_, _, _ = s.SweepRetention(ctx, sw)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// eraseArtifact erases an artifact and what derives only from it (EraseArtifact.cypher).
+var eraseArtifact = newQuery[eraseParams, eraseRow]("EraseArtifact")
+
+type eraseParams struct {
+	AccountID string    `param:"accountId"`
+	ID        string    `param:"id"`
+	Now       time.Time `param:"now"`
+	DryRun    bool      `param:"dryRun"`
+}
+
+type eraseRow struct {
+	Refs            []string `col:"refs"`
+	MemoryIDs       []string `col:"memoryIds"`
+	BrokenMemoryIDs []string `col:"brokenMemoryIds"`
+	AssemblyIDs     []string `col:"assemblyIds"`
+	Responses       int64    `col:"responses"`
+}
+
+// EraseArtifact erases an artifact and everything derived only from it, or with dryRun says
+// what would go: see model.Erasure. The blobs it held are removed after the erasure commits,
+// unless another record (of any account) references them.
+func (s *Store) EraseArtifact(ctx context.Context, accountID, id string, dryRun bool) (model.Erasure, error) {
+	row, found, err := eraseArtifact.autoOne(ctx, s, neo4j.AccessModeWrite, eraseParams{AccountID: accountID, ID: id, Now: s.Now().UTC(), DryRun: dryRun})
+	if err != nil {
+		return model.Erasure{}, err
+	}
+	if !found {
+		return model.Erasure{}, model.NotFound("artifact", id)
+	}
+	if !dryRun {
+		s.removeBlobs(ctx, row.Refs)
+	}
+	return model.Erasure{ArtifactID: id, DryRun: dryRun, Memories: orEmpty(row.MemoryIDs), BrokenMemories: orEmpty(row.BrokenMemoryIDs),
+		TrimmedAssemblies: orEmpty(row.AssemblyIDs), Responses: int(row.Responses), Blobs: orEmpty(row.Refs)}, nil
 }

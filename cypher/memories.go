@@ -75,7 +75,7 @@ func (s *Store) DeriveMemory(ctx context.Context, accountID string, in model.New
 		if err != nil {
 			return model.Memory{}, err
 		}
-		return m, t.answer(m, m.ConversationID, "")
+		return m, t.answerRecord(m, m.ConversationID, "", m.ID)
 	})
 }
 

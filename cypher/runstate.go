@@ -243,6 +243,6 @@ func (s *Store) Promote(ctx context.Context, accountID string, in model.NewPromo
 			ReportID: rec.M.str("id"), ParentRunID: p.str("id"), PromotedArtifacts: orEmpty(artifactIDs),
 			PromotedMemories: orEmpty(in.MemoryIDs), PromotedToolCalls: orEmpty(in.ToolCallIDs),
 		}
-		return out, t.answer(out, child.conversationID(), "")
+		return out, t.answerRecord(out, child.conversationID(), "", out.ReportID)
 	})
 }

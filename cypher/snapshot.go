@@ -257,7 +257,8 @@ func baseCandidate(kind model.RecordType, p props) model.Candidate {
 		c.Type = model.TypeArtifact
 		c.Tool = model.ToolFacts{Name: p.str("tool"), Status: model.ToolStatus(p.str("status")),
 			ErrorCode: p.str("errorCode"), ErrorMessage: p.str("errorMessage")}
-		c.Artifact = model.ArtifactFacts{ToolCallID: p.str("toolCallId"), ResultBytes: p.i64("resultBytes"), ArgsBytes: p.i64("argsBytes")}
+		c.Artifact = model.ArtifactFacts{ToolCallID: p.str("toolCallId"), ResultBytes: p.i64("resultBytes"), ArgsBytes: p.i64("argsBytes"),
+			Redacted: p.boolean("redacted")}
 		ownership(&c, p)
 	case model.TypeMemory:
 		c.Type = model.TypeMemory
@@ -265,7 +266,8 @@ func baseCandidate(kind model.RecordType, p props) model.Candidate {
 			SafeSummary: p.str("safeSummary"), Data: p.str("data"), Confidence: p.float("confidence"),
 			FreshnessClass: p.str("freshnessClass"), ObservedAt: p.time("observedAt"), StaleAfter: p.timePtr("staleAfter"),
 			RevalidateWith: p.strs("revalidateWith"), SourceArtifactIDs: p.strs("sourceArtifactIds"), LiveSourceIDs: p.strs("liveSources"),
-			QuotesWhole: p.boolean("quotesWhole")}
+			RedactedSourceIDs: p.strs("redactedSources"),
+			QuotesWhole:       p.boolean("quotesWhole")}
 		ownership(&c, p)
 	case model.TypeCheckpoint:
 		c.Type, c.RunState = model.TypeCheckpoint, model.RunStateFacts{RunID: p.str("runId"), State: p.str("state")}

@@ -48,11 +48,14 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 		"id": id, "runId": in.RunID, "callId": callID, "tool": in.Tool,
 		"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
 		"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
-		"freshnessClass": nil, "staleAfter": nil, "revalidateWith": nil,
+		"freshnessClass": nil, "staleAfter": nil, "revalidateWith": nil, "retentionClass": nil, "retentionAfter": nil,
 		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
 	}
 	if f := in.Freshness; f != nil {
 		params["freshnessClass"], params["staleAfter"], params["revalidateWith"] = nullable(f.Class), nullable(f.StaleAfter), f.RevalidateWith
+	}
+	if r := in.Retention; r != nil {
+		params["retentionClass"], params["retentionAfter"] = r.Class, nullable(r.After)
 	}
 	var rec *neo4j.Record
 	if in.RetryOf == "" && !keyed(ctx) {
@@ -217,6 +220,11 @@ func (s *Store) RecordToolResult(ctx context.Context, accountID string, in model
 		"baselineTokens": baseline,
 	}
 	params["memory"] = s.derivedMemory(ctx, accountID, in, createdAt)
+	params["retentionClass"], params["retentionAfter"], params["retentionSource"], params["retainUntil"] = nil, nil, nil, nil
+	if r, source := s.retention(ctx, accountID, in); r != nil && r.Class != model.RetentionKeep {
+		params["retentionClass"], params["retentionAfter"], params["retentionSource"] = r.Class, r.After, source
+		params["retainUntil"] = r.Until(recordedAt.UTC()).UTC()
+	}
 	var written bool
 	if len(in.SharedWithParticipants) == 0 && len(in.Memories) == 0 && !keyed(ctx) {
 		var rec *neo4j.Record
@@ -323,8 +331,37 @@ func toolCallOf(p props) model.ToolCall {
 	if class, stale, with := p.str("freshnessClass"), p.str("staleAfter"), p.strs("revalidateWith"); class != "" || stale != "" || len(with) > 0 {
 		c.Freshness = &model.ToolFreshness{Class: class, StaleAfter: stale, RevalidateWith: with}
 	}
+	if class := p.str("retentionClass"); class != "" {
+		c.Retention = &model.Retention{Class: class, After: p.str("retentionAfter")}
+	}
 	if code, msg := p.str("errorCode"), p.str("errorMessage"); code != "" || msg != "" {
 		c.Error = &model.ToolError{Code: code, Message: msg}
 	}
 	return c
+}
+
+// retention decides how long a result's body is kept (DESIGN §10): the result's own, else
+// the declaration of its tool where it was offered, else the account's default policy
+// version's rule for the tool; nil keeps it. The call is read only when the result names
+// none.
+func (s *Store) retention(ctx context.Context, accountID string, in model.ToolResult) (*model.Retention, string) {
+	if in.Retention != nil {
+		return in.Retention, model.RetentionFromResult
+	}
+	call, ok := s.recent.get(accountID, in.ToolCallID)
+	if !ok {
+		var err error
+		if call, err = s.ToolCall(ctx, accountID, in.ToolCallID); err != nil {
+			return nil, "" // the write finds the call missing or not the account's, and says so
+		}
+	}
+	if call.Retention != nil {
+		return call.Retention, model.RetentionFromTool
+	}
+	if s.Promoter != nil {
+		if r := s.Promoter.RetentionFor(ctx, accountID, call.Tool); r != nil {
+			return r, model.RetentionFromPolicy
+		}
+	}
+	return nil, ""
 }

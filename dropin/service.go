@@ -472,7 +472,7 @@ func (t *tail) assistant(ctx context.Context, m model.ClientMessage) error {
 				args, _ = json.Marshal(string(tc.Arguments))
 			}
 			call, err := g.RequestToolCall(ctx, acc, model.NewToolCall{RunID: run.ID, Tool: tc.Name, Arguments: args, CallID: tc.ID,
-				Freshness: model.DeclaredFreshness(t.c.req.Options.Tools, tc.Name)})
+				Freshness: model.DeclaredFreshness(t.c.req.Options.Tools, tc.Name), Retention: model.DeclaredRetention(t.c.req.Options.Tools, tc.Name)})
 			if err != nil {
 				return err
 			}

@@ -840,7 +840,7 @@ func (s *Service) recordToolCalls(ctx context.Context, c *runCall, rec model.Mod
 			callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 		}
 		t, err := s.Graph.RequestToolCall(ctx, c.accountID, model.NewToolCall{RunID: c.run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
-			CallID: callID, Freshness: model.DeclaredFreshness(c.sr.options.Tools, tc.Name)})
+			CallID: callID, Freshness: model.DeclaredFreshness(c.sr.options.Tools, tc.Name), Retention: model.DeclaredRetention(c.sr.options.Tools, tc.Name)})
 		if err != nil {
 			return false, err
 		}

@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,27 +12,35 @@ import (
 	"github.com/ctxgraph/ctxgraph/cypher"
 )
 
-// sweepRecords runs the assembly records' sweep as holder with no grace, in small batches
-// (one branch and one record a transaction, so that the sweep's loops run), taking over a
-// lease a run of the suite before may have left (it lapses within its minute).
-func sweepRecords(t *testing.T, holder string, lease time.Duration) (trimmed int) {
+// untilHeld runs a sweep until it holds its lease, which a run of the suite before may
+// have left (it lapses within seconds).
+func untilHeld(t *testing.T, sweep func() (held bool, err error)) {
 	t.Helper()
 	deadline := time.Now().Add(70 * time.Second)
-	start := time.Now()
-	defer func() { t.Logf("the sweep as %s took %v", holder, time.Since(start)) }()
 	for {
-		n, held, err := sharedStore.SweepAssemblyRecords(t.Context(), cypher.RecordSweep{Holder: holder, Lease: lease, Branches: 1, Records: 1})
+		held, err := sweep()
 		if err != nil {
-			t.Fatalf("sweeping assembly records: %v", err)
+			t.Fatalf("sweeping: %v", err)
 		}
 		if held {
-			return n
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the records' sweep lease stayed held by another holder")
+			t.Fatalf("the sweep's lease stayed held by another holder")
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// sweepRecords runs the assembly records' sweep as holder with no grace, in small batches
+// (one branch and one record a transaction, so that the sweep's loops run).
+func sweepRecords(t *testing.T, holder string, lease time.Duration) (trimmed int) {
+	t.Helper()
+	untilHeld(t, func() (held bool, err error) {
+		trimmed, held, err = sharedStore.SweepAssemblyRecords(t.Context(), cypher.Sweep{Holder: holder, Lease: lease, Branches: 1, Records: 1})
+		return held, err
+	})
+	return trimmed
 }
 
 // An assembly's full record is kept while it is among the latest keepPerBranch of its
@@ -132,13 +143,230 @@ func TestAssemblyRecordsBeyondTheLatestAreTrimmed(t *testing.T) {
 	whole(latest[1], "full")
 
 	// Another server does not sweep while the lease is held; it takes a lapsed one over.
-	if _, held, err := sharedStore.SweepAssemblyRecords(t.Context(), cypher.RecordSweep{Holder: "other-" + randomHex(4), Lease: time.Second, Branches: 1, Records: 1}); err != nil || held {
+	if _, held, err := sharedStore.SweepAssemblyRecords(t.Context(), cypher.Sweep{Holder: "other-" + randomHex(4), Lease: time.Second, Branches: 1, Records: 1}); err != nil || held {
 		t.Errorf("a second holder swept while the lease was held (held %v, %v)", held, err)
 	}
 	sweepRecords(t, holder, 500*time.Millisecond)
 	time.Sleep(time.Second)
 
-	if _, held, err := sharedStore.SweepAssemblyRecords(context.Background(), cypher.RecordSweep{Holder: "other-" + randomHex(4), Lease: time.Second, Branches: 1, Records: 1}); err != nil || !held {
+	if _, held, err := sharedStore.SweepAssemblyRecords(context.Background(), cypher.Sweep{Holder: "other-" + randomHex(4), Lease: time.Second, Branches: 1, Records: 1}); err != nil || !held {
 		t.Errorf("a second holder could not take the lapsed lease over (held %v, %v)", held, err)
 	}
+}
+
+// sweepRetention runs the retention sweep as holder, two artifacts a round.
+func sweepRetention(t *testing.T, holder string) (done cypher.Retained) {
+	t.Helper()
+	untilHeld(t, func() (held bool, err error) {
+		done, held, err = sharedStore.SweepRetention(t.Context(), cypher.Sweep{Holder: holder, Lease: 2 * time.Second, Records: 2})
+		return held, err
+	})
+	return done
+}
+
+// An artifact's retention comes from its result, else its tool's declaration, else the
+// policy by tool name (DESIGN §10). When it runs out, redact_after takes the body and keeps
+// the artifact's id, hashes, sizes, tool and arguments and its memories (their provenance
+// marked redacted); delete_after takes the artifact with the memories derived only from it.
+// Either way the assembly records and the stored responses that carried the body raw are
+// trimmed and erased, and no later assembly sends it.
+func TestArtifactRetentionRedactsAndDeletes(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	const secret = `{"rows":"EU,4.2M;US,7.9M","figure":"secret-77"}`
+	for _, bad := range []map[string]any{{"class": "forever"}, {"class": "redact_after"}, {"class": "keep", "after": "1h"}, {"class": "delete_after", "after": "-1h"}} {
+		h.expectError(h.call("POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{}, "retention": bad}),
+			400, "invalid", "retention")
+	}
+	res := h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(secret),
+		"privacyClass": "internal", "retention": map[string]any{"class": "redact_after", "after": "1ms"}})
+	redacted, memory := str(res, "artifactId"), res["memoryIds"].([]any)[0].(string)
+	if a := h.must(200, "GET", "/v1/artifacts/"+redacted, nil); str(a, "retentionSource") != "result" || a["retainUntil"] == nil || a["redactedAt"] != nil {
+		t.Fatalf("the artifact before the sweep: %v", a)
+	}
+
+	// A second call whose result goes whole, and a memory derived from both artifacts.
+	call2 := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "q4"}}), "id")
+	res2 := h.must(201, "POST", "/v1/tool-calls/"+call2+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"q4": "9.1M"},
+		"privacyClass": "internal", "retention": map[string]any{"class": "delete_after", "after": "1ms"}})
+	deleted, onlyDeleted := str(res2, "artifactId"), res2["memoryIds"].([]any)[0].(string)
+	// And a third, kept, with a memory of its own and of the one that will be deleted.
+	call3 := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "fy"}}), "id")
+	kept := str(h.must(201, "POST", "/v1/tool-calls/"+call3+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"fy": "30M"},
+		"privacyClass": "internal"}), "artifactId")
+	both := str(h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{deleted, kept}, "summary": "Q4 against the year"}), "id")
+
+	// The body goes raw into an assembly, answered to a keyed request.
+	body := map[string]any{"branchId": w.branch, "participantId": w.participant, "exactArtifactIds": []string{redacted}}
+	raw := h.must(201, "POST", "/v1/assemblies", body, "Idempotency-Key", "asm-raw-"+randomHex(4))
+	if includedAs(raw)[redacted] != "raw" {
+		t.Fatalf("the exact artifact went %q, want raw", includedAs(raw)[redacted])
+	}
+	key := "asm-raw-keyed-" + randomHex(4)
+	keyed := h.must(201, "POST", "/v1/assemblies", body, "Idempotency-Key", key)
+
+	time.Sleep(5 * time.Millisecond)
+	done := sweepRetention(t, "test-"+randomHex(4))
+	if done.Redacted < 1 || done.Deleted < 1 || done.Memories < 1 || done.Assemblies < 2 {
+		t.Errorf("the sweep did %+v, want at least one redaction, one deletion, its memory and the two assemblies", done)
+	}
+
+	a := h.must(200, "GET", "/v1/artifacts/"+redacted, nil)
+	if a["redactedAt"] == nil || str(a, "resultSha256") == "" || a["resultBytes"].(float64) != float64(len(secret)) || str(a, "tool") != "sheet_read" {
+		t.Errorf("the redacted artifact: %v; want redactedAt with its hashes, sizes and tool kept", a)
+	}
+	rawBody := h.must(200, "GET", "/v1/artifacts/"+redacted+"/raw", nil)
+	if rawBody["result"] != nil || rawBody["redactedAt"] == nil || rawBody["arguments"] == nil {
+		t.Errorf("the redacted artifact's payloads: %v; want its arguments, no result, and when it went", rawBody)
+	}
+	for _, id := range []string{str(raw, "id"), str(keyed, "id")} {
+		h.expectError(h.call("GET", "/v1/assemblies/"+id, nil), 410, "gone", "")
+	}
+	if again := h.call("POST", "/v1/assemblies", body, "Idempotency-Key", key); strings.Contains(string(again.body), "secret-77") || again.status == 201 && !strings.Contains(string(again.body), `"redacted"`) {
+		t.Errorf("replaying the keyed assembly: %d %s; want the body nowhere", again.status, again.body)
+	}
+
+	// Later assemblies send nothing of the body; the memory stands in, its provenance marked.
+	after := h.must(201, "POST", "/v1/assemblies", body)
+	if as, ok := includedAs(after)[redacted]; ok {
+		t.Errorf("after redaction the exact artifact went %q, want it omitted", as)
+	}
+	if includedAs(after)[memory] != "memory" {
+		t.Errorf("after redaction the memories went %v; want %s included as memory (%v)", includedAs(after), memory,
+			h.must(200, "GET", "/v1/assemblies/"+str(after, "id")+"/explain?ref="+memory, nil))
+	}
+	ex := h.must(200, "GET", "/v1/assemblies/"+str(after, "id")+"/explain?ref="+redacted, nil)
+	if str(ex, "reason") != "redacted" || str(ex, "rule") != "provenance.body_redacted" {
+		t.Errorf("explaining the redacted artifact: %v", ex)
+	}
+	ex = h.must(200, "GET", "/v1/assemblies/"+str(after, "id")+"/explain?ref="+memory, nil)
+	marked := false
+	for _, s := range ex["provenancePath"].([]any) {
+		step := s.(map[string]any)
+		marked = marked || str(step, "id") == redacted && str(step, "name") == "redacted"
+	}
+	if !marked {
+		t.Errorf("the memory's provenance path %v does not mark %s redacted", ex["provenancePath"], redacted)
+	}
+
+	// delete_after: the artifact and the memory derived only from it are gone; a memory with
+	// another source stays, marked provenance-broken.
+	h.expectError(h.call("GET", "/v1/artifacts/"+deleted, nil), 404, "not_found", "")
+	h.expectError(h.call("GET", "/v1/memories/"+onlyDeleted, nil), 404, "not_found", "")
+	if m := h.must(200, "GET", "/v1/memories/"+both, nil); m["provenanceBroken"] != true {
+		t.Errorf("the memory of both artifacts after one was deleted: %v", m)
+	}
+	if n := cypherCount(t, `MATCH (n {accountId: $a}) WHERE n.id IN $ids RETURN count(n)`, map[string]any{"a": h.account, "ids": []string{deleted, onlyDeleted}}); n != 0 {
+		t.Errorf("%d of the deleted artifact and its memory are still in the graph", n)
+	}
+}
+
+// Without a retention of its own, a result takes its tool's declaration's (runtools_test),
+// else the policy's rule for its tool.
+func TestArtifactRetentionFromThePolicy(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	h.must(201, "POST", "/v1/policies", map[string]any{"name": "short-sheets", "basedOn": "default",
+		"retention": map[string]any{"tools": map[string]any{"sheet_read": map[string]any{"class": "delete_after", "after": "24h"}}}})
+	h.expectError(h.call("POST", "/v1/policies", map[string]any{"name": "bad-retention", "basedOn": "default",
+		"retention": map[string]any{"tools": map[string]any{"sheet_read": map[string]any{"class": "soon"}}}}), 400, "invalid", "retention")
+	h.must(200, "PUT", "/v1/policies/default", map[string]any{"policyVersion": "short-sheets"})
+	art := str(h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"ok": true}}), "artifactId")
+	a := h.must(200, "GET", "/v1/artifacts/"+art, nil)
+	ret, _ := a["retention"].(map[string]any)
+	if str(a, "retentionSource") != "policy" || ret["class"] != "delete_after" || ret["after"] != "24h" || a["retainUntil"] == nil {
+		t.Errorf("a result of sheet_read under short-sheets: %v", a)
+	}
+}
+
+// POST /v1/artifacts/{id}/erase takes the artifact and everything derived only from it: its
+// memories, the records that included its body raw, the stored responses that carried any
+// of them; dryRun answers the same list and writes nothing; another account's copy of the
+// same body (one blob) stays (DESIGN §10).
+func TestEraseArtifactTakesWhatDerivesOnlyFromIt(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	// Over the inline limit: the body is a blob, shared by content with the other account's.
+	big := fmt.Sprintf(`{"rows":%q,"figure":"erase-me-42"}`, strings.Repeat("EU,4.2M;US,7.9M;", 5000))
+	res := h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(big),
+		"privacyClass": "internal"}, "Idempotency-Key", "erase-result-"+randomHex(4))
+	art, derived := str(res, "artifactId"), res["memoryIds"].([]any)[0].(string)
+	call2 := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "q4"}}), "id")
+	other := str(h.must(201, "POST", "/v1/tool-calls/"+call2+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"q4": "9.1M"}}), "artifactId")
+	memKey := "erase-mem-" + randomHex(4)
+	only := str(h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": "the figure is erase-me-42"}, "Idempotency-Key", memKey), "id")
+	both := str(h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{art, other}, "summary": "Q3 against Q4"}), "id")
+	asmKey := "erase-asm-" + randomHex(4)
+	// A blob-sized body goes raw under a version that allows it.
+	h.must(201, "POST", "/v1/policies", map[string]any{"name": "wide-raw", "basedOn": "default", "rehydrationBytes": 1 << 20})
+	asmBody := map[string]any{"branchId": w.branch, "participantId": w.participant, "exactArtifactIds": []string{art}, "tokenBudget": 200000,
+		"policyVersion": "wide-raw"}
+	asm := h.must(201, "POST", "/v1/assemblies", asmBody, "Idempotency-Key", asmKey)
+	if includedAs(asm)[art] != "raw" {
+		t.Fatalf("the artifact went %q, want raw", includedAs(asm)[art])
+	}
+
+	// The other account holds the same body.
+	o := &harness{t: t, key: h.otherKey, srv: h.srv, cfg: h.cfg}
+	ow := o.world()
+	oart := str(o.must(201, "POST", "/v1/tool-calls/"+ow.call+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(big)}), "artifactId")
+	h.expectError(h.call("POST", "/v1/artifacts/"+oart+"/erase", map[string]any{"dryRun": true}), 404, "not_found", "")
+	h.expectError(h.call("POST", "/v1/artifacts/"+art+"/erase", map[string]any{"dryRun": "yes"}), 400, "invalid", "dryRun")
+
+	plan := h.must(200, "POST", "/v1/artifacts/"+art+"/erase", map[string]any{"dryRun": true})
+	check := func(what string, got map[string]any) {
+		t.Helper()
+		ids := func(k string) []string {
+			var out []string
+			for _, v := range got[k].([]any) {
+				out = append(out, v.(string))
+			}
+			slices.Sort(out)
+			return out
+		}
+		wantMem := []string{derived, only}
+		slices.Sort(wantMem)
+		if !slices.Equal(ids("memories"), wantMem) || !slices.Equal(ids("brokenMemories"), []string{both}) ||
+			!slices.Equal(ids("trimmedAssemblies"), []string{str(asm, "id")}) || got["responses"].(float64) < 3 || len(ids("blobs")) == 0 {
+			t.Errorf("%s: %v; want memories %v, broken [%s], trimmed [%s], 3 or more responses and its blob", what, got, wantMem, both, str(asm, "id"))
+		}
+	}
+	check("dry run", plan)
+	for _, path := range []string{"/v1/artifacts/" + art + "/raw", "/v1/memories/" + only, "/v1/memories/" + derived, "/v1/assemblies/" + str(asm, "id")} {
+		h.must(200, "GET", path, nil)
+	}
+
+	check("erasure", h.must(200, "POST", "/v1/artifacts/"+art+"/erase", nil))
+	for _, path := range []string{"/v1/artifacts/" + art, "/v1/memories/" + only, "/v1/memories/" + derived} {
+		h.expectError(h.call("GET", path, nil), 404, "not_found", "")
+	}
+	h.expectError(h.call("GET", "/v1/assemblies/"+str(asm, "id"), nil), 410, "gone", "")
+	if m := h.must(200, "GET", "/v1/memories/"+both, nil); m["provenanceBroken"] != true {
+		t.Errorf("the memory of both after the erasure: %v", m)
+	}
+	for _, replay := range []response{h.call("POST", "/v1/assemblies", asmBody, "Idempotency-Key", asmKey),
+		h.call("POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": "the figure is erase-me-42"}, "Idempotency-Key", memKey)} {
+		if replay.status < 400 || strings.Contains(string(replay.body), "EU,4.2M") {
+			t.Errorf("a keyed replay after the erasure answered %d %s", replay.status, clipBody(replay.body))
+		}
+	}
+	if n := cypherCount(t, `MATCH (n {accountId: $a}) WHERE n.id IN $ids RETURN count(n)`, map[string]any{"a": h.account, "ids": []string{art, only, derived}}); n != 0 {
+		t.Errorf("%d erased nodes are still in the graph", n)
+	}
+	// The other account's artifact, and the blob it shares, are untouched.
+	if raw := o.must(200, "GET", "/v1/artifacts/"+oart+"/raw", nil); !strings.Contains(fmt.Sprint(raw["result"]), "erase-me-42") {
+		t.Errorf("the other account's copy of the body is gone: %v", raw["result"])
+	}
+	// A later assembly sends nothing of it.
+	later := h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant, "tokenBudget": 100000})
+	if b, _ := json.Marshal(later["messages"]); strings.Contains(string(b), "erase-me-42") {
+		t.Errorf("an assembly after the erasure still sends the body's values")
+	}
+}
+
+func clipBody(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
 }

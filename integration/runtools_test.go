@@ -10,7 +10,8 @@ import (
 // quoteTool declares its results' freshness: the run keeps the declaration with the tool.
 var quoteTool = map[string]any{"name": "quote_get", "description": "get a stock quote",
 	"parameters":     map[string]any{"type": "object", "properties": map[string]any{"symbol": map[string]any{"type": "string"}}},
-	"freshnessClass": "volatile", "staleAfter": "30m", "revalidateWith": []any{"quote_get"}}
+	"freshnessClass": "volatile", "staleAfter": "30m", "revalidateWith": []any{"quote_get"},
+	"retention": map[string]any{"class": "redact_after", "after": "720h"}}
 
 // offeredTools returns the client tools an OpenAI request offers, by name, in order:
 // ctxgraph's own recall, which policy adds per call, is left out.
@@ -102,12 +103,19 @@ func TestRunToolsReusedByContinue(t *testing.T) {
 			t.Fatalf("round %d: got run %v, want awaiting_tools", round, run)
 		}
 		call := first(run, "toolCalls")
-		if tc := h.must(200, "GET", "/v1/tool-calls/"+str(call, "id"), nil); !sameJSON(tc["freshness"],
-			map[string]any{"freshnessClass": "volatile", "staleAfter": "30m", "revalidateWith": []any{"quote_get"}}) {
+		tc := h.must(200, "GET", "/v1/tool-calls/"+str(call, "id"), nil)
+		if !sameJSON(tc["freshness"], map[string]any{"freshnessClass": "volatile", "staleAfter": "30m", "revalidateWith": []any{"quote_get"}}) {
 			t.Fatalf("round %d: the call keeps freshness %v, want quote_get's declaration", round, tc["freshness"])
 		}
-		h.must(201, "POST", "/v1/tool-calls/"+str(call, "id")+"/result", map[string]any{
+		if !sameJSON(tc["retention"], quoteTool["retention"]) {
+			t.Fatalf("round %d: the call keeps retention %v, want quote_get's declaration", round, tc["retention"])
+		}
+		res := h.must(201, "POST", "/v1/tool-calls/"+str(call, "id")+"/result", map[string]any{
 			"status": "succeeded", "result": map[string]any{"symbol": "ACME", "price": 12 + round}})
+		// The result names no retention: its tool's declaration gives it.
+		if a := h.must(200, "GET", "/v1/artifacts/"+str(res, "artifactId"), nil); str(a, "retentionSource") != "tool" || !sameJSON(a["retention"], quoteTool["retention"]) {
+			t.Fatalf("round %d: the result's artifact keeps retention %v from %q, want quote_get's declaration", round, a["retention"], str(a, "retentionSource"))
+		}
 		run = first(h.must(200, "POST", "/v1/runs/"+runID+"/continue", map[string]any{}), "runs")
 		offered(round + 1)
 	}
@@ -123,7 +131,7 @@ func TestRunToolsReusedByContinue(t *testing.T) {
 		t.Fatalf("GET run: got tools %v and toolChoice %q, want sheet_read, quote_get and auto", names, str(got, "toolChoice"))
 	}
 	kept := got["tools"].([]any)[1].(map[string]any)
-	for _, k := range []string{"description", "parameters", "freshnessClass", "staleAfter", "revalidateWith"} {
+	for _, k := range []string{"description", "parameters", "freshnessClass", "staleAfter", "revalidateWith", "retention"} {
 		if !sameJSON(kept[k], quoteTool[k]) {
 			t.Errorf("GET run: quote_get keeps %s %v, want %v", k, kept[k], quoteTool[k])
 		}

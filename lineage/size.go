@@ -70,7 +70,7 @@ func candidateStrings(c *model.Candidate) int64 {
 	n += str(c.Artifact.ToolCallID)
 	mem := &c.Memory
 	n += str(mem.Summary) + str(mem.SafeSummary) + str(mem.Data) + str(mem.FreshnessClass) + strs(mem.RevalidateWith) +
-		strs(mem.SourceArtifactIDs) + strs(mem.LiveSourceIDs) + strs(mem.SupersededBy) + strs(mem.ConflictsWith)
+		strs(mem.SourceArtifactIDs) + strs(mem.LiveSourceIDs) + strs(mem.RedactedSourceIDs) + strs(mem.SupersededBy) + strs(mem.ConflictsWith)
 	if mem.Confidence != nil {
 		n += 8 + stringCost
 	}

@@ -17,7 +17,9 @@ func sizedConversation(rounds int) *Conversation {
 	c := NewConversation("cnv_size", 0)
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	var seq int64
-	text := func(prefix string, i, n int) string { return fmt.Sprintf("%s %d %s", prefix, i, strings.Repeat("x", n)) }
+	text := func(prefix string, i, n int) string {
+		return fmt.Sprintf("%s %d %s", prefix, i, strings.Repeat("x", n))
+	}
 	add := func(kind model.RecordType, id string, base model.Candidate) {
 		seq++
 		base.ID, base.BranchID, base.Seq, base.Type = id, "br_main", seq, kind

@@ -34,6 +34,7 @@ const (
 	ReasonNotPromoted      = "not_promoted"
 	ReasonParticipant      = "participant_private"
 	ReasonPrivacy          = "privacy_restricted"
+	ReasonRedacted         = "redacted"
 	ReasonProvenanceBroken = "provenance_broken"
 	ReasonSuperseded       = "superseded"
 	ReasonStale            = "stale"
@@ -93,7 +94,7 @@ func OmittedCountProperty(reason string) string {
 
 // OmissionReasons lists the reasons in precedence order.
 var OmissionReasons = []string{ReasonBranchIneligible, ReasonAuditOnly, ReasonNotPromoted, ReasonParticipant,
-	ReasonPrivacy, ReasonProvenanceBroken, ReasonSuperseded, ReasonStale, ReasonDuplicate, ReasonWindow, ReasonBudget}
+	ReasonPrivacy, ReasonRedacted, ReasonProvenanceBroken, ReasonSuperseded, ReasonStale, ReasonDuplicate, ReasonWindow, ReasonBudget}
 
 // AssemblyRequest asks what the next model call of a participant on a branch sees.
 type AssemblyRequest struct {

@@ -120,6 +120,8 @@ type ArtifactFacts struct {
 	ToolCallID  string
 	ResultBytes int64
 	ArgsBytes   int64
+	// Redacted is set once the body is gone by retention: only its hashes and sizes stay.
+	Redacted bool
 }
 
 // MemoryFacts are a memory's text, confidence, freshness, provenance and its links to the
@@ -137,6 +139,9 @@ type MemoryFacts struct {
 	RevalidateWith    []string
 	SourceArtifactIDs []string
 	LiveSourceIDs     []string
+	// RedactedSourceIDs are the live sources whose bodies are gone by retention: nothing
+	// to recall from them.
+	RedactedSourceIDs []string
 	// QuotesWhole is set on a memory that quotes its one source's body whole: there is
 	// nothing more to recall from it.
 	QuotesWhole   bool

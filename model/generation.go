@@ -130,6 +130,9 @@ type ToolSpec struct {
 	FreshnessClass string   `json:"freshnessClass,omitempty"`
 	StaleAfter     string   `json:"staleAfter,omitempty"`
 	RevalidateWith []string `json:"revalidateWith,omitempty"`
+	// Retention declares how long the tool's results' bodies are kept (DESIGN §10), where
+	// a result names none. Not sent to the provider.
+	Retention *Retention `json:"retention,omitempty"`
 }
 
 // DeclaredFreshness is what the offered tool of that name declared of its results'

@@ -80,8 +80,10 @@ type NewToolCall struct {
 	Arguments json.RawMessage
 	CallID    string
 	RetryOf   string
-	// Freshness is the tool's declaration, when the request that offered it made one.
+	// Freshness is the tool's declaration, when the request that offered it made one;
+	// Retention likewise.
 	Freshness *ToolFreshness
+	Retention *Retention
 	At        *time.Time
 }
 
@@ -98,7 +100,10 @@ type ToolResult struct {
 	SharedWithParticipants []string
 	ToolVersion            string
 	Memories               []NewMemory
-	At                     *time.Time
+	// Retention is how long the body is kept; nil takes the tool's declaration, else the
+	// policy's rule for the tool, else keep.
+	Retention *Retention
+	At        *time.Time
 }
 
 // ToolResultRecorded answers a recorded tool result.
@@ -227,6 +232,9 @@ type ExecutionGraph interface {
 	// DeleteArtifact removes an artifact and its raw payloads; derived memories remain with
 	// broken provenance.
 	DeleteArtifact(ctx context.Context, accountID, id string) error
+	// EraseArtifact erases an artifact and everything derived only from it, or with dryRun
+	// answers what would go (DESIGN §10, Erasure); KindNotFound for an unknown id.
+	EraseArtifact(ctx context.Context, accountID, id string, dryRun bool) (Erasure, error)
 	// RecordSkills records the skill state of a run.
 	RecordSkills(ctx context.Context, accountID string, in NewSkillState) (SkillState, error)
 	// RecordCheckpoint records a checkpoint of a run.
@@ -349,6 +357,9 @@ type Pinger interface {
 // store.
 type Promoter interface {
 	PromoteResult(ctx context.Context, accountID string, call ToolCall, result ToolResult, observedAt time.Time) (memory NewMemory, ok bool)
+	// RetentionFor is the account's default policy version's retention for the results of
+	// tool (DESIGN §10); nil keeps them.
+	RetentionFor(ctx context.Context, accountID, tool string) *Retention
 }
 
 // StoredPolicy is one policy version as the graph keeps it (DESIGN §8): its id

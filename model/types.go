@@ -242,6 +242,9 @@ type ToolCall struct {
 	// Freshness is what the tool's declaration on the generation request said of its
 	// results' freshness (DESIGN §7); nil when it said nothing.
 	Freshness *ToolFreshness `json:"freshness,omitempty"`
+	// Retention is what the tool's declaration said of how long its results' bodies are
+	// kept (DESIGN §10).
+	Retention *Retention `json:"retention,omitempty"`
 	Stamp
 }
 
@@ -280,6 +283,13 @@ type Artifact struct {
 	ToolVersion            string      `json:"toolVersion,omitempty"`
 	ActiveSkills           []string    `json:"activeSkills"`
 	Promoted               bool        `json:"promoted"`
+	// Retention is how long its body is kept, where it came from (RetentionSource:
+	// result, tool or policy) and when the body goes (RetainUntil); RedactedAt when it went.
+	// Absent: kept.
+	Retention       *Retention `json:"retention,omitempty"`
+	RetentionSource string     `json:"retentionSource,omitempty"`
+	RetainUntil     *time.Time `json:"retainUntil,omitempty"`
+	RedactedAt      *time.Time `json:"redactedAt,omitempty"`
 	Stamp
 }
 
@@ -289,6 +299,9 @@ type ArtifactRaw struct {
 	Arguments  json.RawMessage `json:"arguments"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      *ToolError      `json:"error,omitempty"`
+	// RedactedAt is when the result's body went by retention (DESIGN §10): the result is
+	// absent from then on; the arguments stay.
+	RedactedAt *time.Time `json:"redactedAt,omitempty"`
 }
 
 // Memory is a compact, model-facing record derived from artifacts (a ToolMemory node). A

@@ -219,8 +219,13 @@ func recallID(vd *Verdict) string {
 	switch {
 	case c.Type == model.TypeArtifact && vd.Decision.As == model.AsReference && !vd.CarriesAnswer:
 		return c.ID
-	case c.Type == model.TypeMemory && !vd.Restricted && len(c.Memory.LiveSourceIDs) > 0 && !c.Memory.Report && !c.Memory.QuotesWhole:
-		return c.Memory.LiveSourceIDs[0]
+	case c.Type == model.TypeMemory && !vd.Restricted && !c.Memory.Report && !c.Memory.QuotesWhole:
+		// A source whose body was redacted has nothing left to recall.
+		for _, id := range c.Memory.LiveSourceIDs {
+			if !model.Contains(c.Memory.RedactedSourceIDs, id) {
+				return id
+			}
+		}
 	}
 	return ""
 }
@@ -394,6 +399,12 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 		vd.Decision = omit(c, model.PolicyPrivacy, RuleRawRestricted, model.ReasonPrivacy)
 		// Only a body the request needed (named, or its own run's) makes this decision
 		// part of what shaped the request.
+		vd.Decision.Bulk = !exact && !currentRun
+		return vd
+	case c.Artifact.Redacted:
+		// Its body went by retention (DESIGN §10): nothing of it can go, its memories stand
+		// in. Only a body the request needed makes this decision part of what shaped it.
+		vd.Decision = omit(c, model.PolicyProvenance, RuleBodyRedacted, model.ReasonRedacted)
 		vd.Decision.Bulk = !exact && !currentRun
 		return vd
 	case recoveryCalls[c.Artifact.ToolCallID] && !exact && isHandle(c):

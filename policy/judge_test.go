@@ -1520,3 +1520,37 @@ func TestJudgeRecallNamesArtifacts(t *testing.T) {
 		}
 	}
 }
+
+// An artifact whose body went by retention is omitted, reason redacted, even when the
+// request names it (then as a decision that shaped the request, not a bulk one); a memory
+// of it stands in as before and names no recall of it.
+func TestRedactedArtifactsSendNothing(t *testing.T) {
+	v := mustResolve(t, "")
+	redacted := func(c *model.Candidate) { c.Artifact.Redacted = true }
+	cands := []model.Candidate{
+		artifact("art-r", 1, redacted),
+		artifact("art-k", 2),
+		memory("mem-r", 3, derivedFrom([]string{"art-r"}, "art-r"), func(c *model.Candidate) { c.Memory.RedactedSourceIDs = []string{"art-r"} }),
+		memory("mem-both", 4, derivedFrom([]string{"art-r", "art-k"}, "art-r", "art-k"), func(c *model.Candidate) { c.Memory.RedactedSourceIDs = []string{"art-r"} }),
+	}
+	for _, exact := range []bool{false, true} {
+		req := baseRequest()
+		req.Recall = true
+		if exact {
+			req.ExactArtifactIDs = []string{"art-r"}
+		}
+		got := map[string]Verdict{}
+		for _, vd := range Judge(v, req, cands) {
+			got[vd.Candidate.ID] = vd
+		}
+		if d := got["art-r"].Decision; d.Outcome != OutcomeOmitted || d.Reason != model.ReasonRedacted || d.Rule != RuleBodyRedacted || d.Bulk == exact {
+			t.Errorf("exact %v: the redacted artifact: %+v", exact, d)
+		}
+		if vd := got["mem-r"]; !vd.Included() || vd.RecallID != "" {
+			t.Errorf("exact %v: the memory of the redacted artifact: included %v, recall %q", exact, vd.Included(), vd.RecallID)
+		}
+		if vd := got["mem-both"]; !vd.Included() || vd.RecallID != "art-k" {
+			t.Errorf("exact %v: the memory of both: included %v, recall %q, want art-k", exact, vd.Included(), vd.RecallID)
+		}
+	}
+}

@@ -21,6 +21,7 @@ const (
 	RulePrivacyArgsWithheld model.Rule = "privacy.arguments_withheld"
 
 	RuleSourceMissing       model.Rule = "provenance.source_missing"
+	RuleBodyRedacted        model.Rule = "provenance.body_redacted"
 	RuleSourceMissingMarked model.Rule = "provenance.source_missing_marked"
 
 	RuleReplacedByEligible model.Rule = "supersession.replaced_by_eligible"

@@ -154,6 +154,15 @@ func Validate(v Version) error {
 	if v.Recall != nil && (v.Recall.MaxRounds < 1 || v.Recall.MaxRounds > 10) {
 		return invalid("recall", "recall.maxRounds: %d is not between 1 and 10", v.Recall.MaxRounds)
 	}
+	if r := v.Retention; r != nil {
+		for tool, rule := range r.Tools {
+			if err := rule.Check("retention"); err != nil {
+				e := err.(*model.Error)
+				e.Message = "retention.tools." + tool + ": " + e.Message
+				return e
+			}
+		}
+	}
 	if r := v.Records; r != nil {
 		if r.KeepPerBranch < 0 || r.KeepPerBranch > 100_000 {
 			return invalid("records", "records.keepPerBranch: %d is not between 0 and 100000", r.KeepPerBranch)

@@ -64,6 +64,26 @@ type Version struct {
 	// keeps DefaultRecords. It decides nothing an assembly sends, and is left out of the
 	// content when nil, so that the versions defined before it keep their ids.
 	Records *Records `json:"records,omitempty"`
+	// Retention gives the retention of a tool's results by the tool's name, where neither
+	// the result nor the tool's declaration names one (DESIGN §10); nil keeps every body.
+	// Left out of the content when nil, as Records.
+	Retention *RetentionRules `json:"retention,omitempty"`
+}
+
+// RetentionRules are a version's retention classes by tool name.
+type RetentionRules struct {
+	Tools map[string]model.Retention `json:"tools"`
+}
+
+// RetentionFor is the version's retention for the results of tool; nil keeps them.
+func (v Version) RetentionFor(tool string) *model.Retention {
+	if v.Retention == nil {
+		return nil
+	}
+	if r, ok := v.Retention.Tools[tool]; ok {
+		return &r
+	}
+	return nil
 }
 
 // Records is a version's keeping of assembly records: every assembly keeps its counts; the

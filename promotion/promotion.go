@@ -40,6 +40,17 @@ func (p *Promoter) PromoteResult(ctx context.Context, accountID string, call mod
 	return Derive(*v.Promotion, call, result.Result, observedAt, p.Tokens), true
 }
 
+// RetentionFor is the account's default version's retention for tool's results: see
+// model.Promoter. A version that cannot be resolved keeps the body (the store's write
+// fails for that reason elsewhere, or the body stays until the next rule applies).
+func (p *Promoter) RetentionFor(ctx context.Context, accountID, tool string) *model.Retention {
+	v, err := p.Policies.Resolve(ctx, accountID, "")
+	if err != nil {
+		return nil
+	}
+	return v.RetentionFor(tool)
+}
+
 // Derive is the memory the promotion rules make of a call's result body: the structural
 // extractor's summary, safe summary and locators, the freshness the tool declared (else the
 // policy's class for it), confidence 1 (values are quoted, never paraphrased) and the rule

@@ -65,7 +65,7 @@ func (b *bench) measureStorage(ctx context.Context, n int) *storageResult {
 	}
 	// The sweep looks at assemblies recorded at least a grace ago; here none, so that it
 	// takes these at once.
-	sw := cypher.RecordSweep{Holder: "ctxbench-" + randomHex(4), Lease: time.Minute, Branches: 200, Records: 50}
+	sw := cypher.Sweep{Holder: "ctxbench-" + randomHex(4), Lease: time.Minute, Branches: 200, Records: 50}
 	for deadline := time.Now().Add(70 * time.Second); ; time.Sleep(time.Second) {
 		trimmed, held, err := b.store.SweepAssemblyRecords(ctx, sw)
 		if err != nil {

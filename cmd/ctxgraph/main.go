@@ -7,8 +7,9 @@
 // CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_ASSEMBLER_MEMORY for the
 // heap the assembler's caches may hold (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
-// a connection (Go durations such as 30s; 0 turns one off), CTXGRAPH_RECORD_SWEEP_INTERVAL for
-// how often assembly records beyond their branch's latest are trimmed (0: never), and CTXGRAPH_BLOB_SWEEP_INTERVAL
+// a connection (Go durations such as 30s; 0 turns one off), CTXGRAPH_SWEEP_INTERVAL for how
+// often assembly records beyond their branch's latest are trimmed and artifacts whose
+// retention ran out redacted or deleted (0: never), and CTXGRAPH_BLOB_SWEEP_INTERVAL
 // for how often blobs that no record references are removed, and CTXGRAPH_SHUTDOWN_TIMEOUT
 // for how long a stopping server waits for requests and scheduled turns in flight,
 // CTXGRAPH_RUN_LEASE for how long a run's lease holds without renewal, and
@@ -100,9 +101,10 @@ type Main struct {
 	// BlobSweep is how often the blob store is swept of blobs no record references
 	// (CTXGRAPH_BLOB_SWEEP_INTERVAL); it is also swept at start.
 	BlobSweep time.Duration
-	// RecordSweep is how often the assembly records that fell out of their branch's latest
-	// are trimmed (CTXGRAPH_RECORD_SWEEP_INTERVAL, DESIGN §10); 0 turns the sweep off.
-	RecordSweep time.Duration
+	// Sweep is how often the assembly records that fell out of their branch's latest are
+	// trimmed and the artifacts whose retention ran out redacted or deleted
+	// (CTXGRAPH_SWEEP_INTERVAL, DESIGN §10); 0 turns the sweeps off.
+	Sweep time.Duration
 	// ShutdownTimeout is how long a stopping server waits for the requests and scheduled
 	// turns in flight (CTXGRAPH_SHUTDOWN_TIMEOUT); those still running then are cancelled.
 	ShutdownTimeout time.Duration
@@ -134,8 +136,8 @@ type Main struct {
 // DefaultBlobSweep is how often the blob store is swept unless configured otherwise.
 const DefaultBlobSweep = time.Hour
 
-// DefaultRecordSweep is how often assembly records are trimmed unless configured otherwise.
-const DefaultRecordSweep = time.Minute
+// DefaultSweep is how often the sweeps run unless configured otherwise.
+const DefaultSweep = time.Minute
 
 // DefaultAssemblerMemory is the heap the assembler's caches may hold unless
 // CTXGRAPH_ASSEMBLER_MEMORY says otherwise.
@@ -196,8 +198,8 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		}
 	}
 	m.BlobSweep = DefaultBlobSweep
-	m.RecordSweep = DefaultRecordSweep
-	if err := parseDuration(getenv, "CTXGRAPH_RECORD_SWEEP_INTERVAL", &m.RecordSweep, true); err != nil {
+	m.Sweep = DefaultSweep
+	if err := parseDuration(getenv, "CTXGRAPH_SWEEP_INTERVAL", &m.Sweep, true); err != nil {
 		return err
 	}
 	if err := parseDuration(getenv, "CTXGRAPH_BLOB_SWEEP_INTERVAL", &m.BlobSweep, false); err != nil {
@@ -332,11 +334,11 @@ func (m *Main) Run(ctx context.Context) error {
 	// Leases are kept with or without the scheduler: every server that serves generations
 	// renews its runs' leases, and every one sweeps the runs of servers that died.
 	m.leases.Start()
-	if m.RecordSweep > 0 {
+	if m.Sweep > 0 {
 		// Every server runs the sweep; its lease in Neo4j lets one at a time do the work.
-		sw := cypher.DefaultRecordSweep
+		sw := cypher.DefaultSweep
 		sw.Holder = m.leases.Lease().Holder
-		m.swept.Go(func() { m.store.RunRecordSweeper(sweepCtx, sw, m.RecordSweep) })
+		m.swept.Go(func() { m.store.RunSweeps(sweepCtx, sw, m.Sweep) })
 	}
 	if m.NoScheduler {
 		m.scheduler = nil

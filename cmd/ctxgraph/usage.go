@@ -32,8 +32,9 @@ environment:
   CTXGRAPH_READ_HEADER_TIMEOUT, CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT,
   CTXGRAPH_IDLE_TIMEOUT         connection bounds, Go durations (0 turns one off)
   CTXGRAPH_BLOB_SWEEP_INTERVAL  how often unreferenced blobs are removed (default 1h)
-  CTXGRAPH_RECORD_SWEEP_INTERVAL  how often assembly records beyond their branch's latest
-                                are trimmed (default 1m, 0: never)
+  CTXGRAPH_SWEEP_INTERVAL       how often assembly records beyond their branch's latest are
+                                trimmed and artifacts past their retention redacted or
+                                deleted (default 1m, 0: never)
   CTXGRAPH_SHUTDOWN_TIMEOUT     how long a stop waits for requests and scheduled turns (default 30s)
   CTXGRAPH_SCHEDULER            on (default) or off: off runs no scheduled turns
   CTXGRAPH_RUN_LEASE            how long a run's lease holds unless its server renews it

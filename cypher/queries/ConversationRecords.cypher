@@ -34,6 +34,7 @@ CALL (changed) {
   RETURN collect(a {.id, eid: elementId(a), .branchId, .seq, .rev, .toolCallId, .tool, .status, .privacyClass, .visibility,
                     .ownerParticipantId, .ownerRunId, .resultBytes, .argsBytes, .createdAt, .recordedAt,
                     .errorCode, .errorMessage, .retryable, .promotedAt, .baselineTokens,
+                    redacted: a.redactedAt IS NOT NULL,
                     sharedWith: a.sharedWithParticipants, promotedTo: a.promotedToParticipantId}) AS artifacts
 }
 CALL (changed) {
@@ -44,6 +45,7 @@ CALL (changed) {
                     .ownerParticipantId, .ownerRunId, .createdAt, .recordedAt, .promotedAt, .quotesWhole,
                     sharedWith: m.sharedWithParticipants, promotedTo: m.promotedToParticipantId,
                     liveSources: [(m)-[:DERIVED_FROM]->(src:ToolArtifact) | src.id],
+                    redactedSources: [(m)-[:DERIVED_FROM]->(src:ToolArtifact) WHERE src.redactedAt IS NOT NULL | src.id],
                     supersedes: [(m)-[:SUPERSEDES]->(o:ToolMemory) | o.id],
                     conflictsWith: [(m)-[:CONFLICTS_WITH]-(o:ToolMemory) | o.id]}) AS memories
 }

@@ -40,6 +40,8 @@ CALL (row) {
                           privacyClass: row.privacyClass, visibility: row.visibility, sharedWithParticipants: row.sharedWithParticipants,
                           ownerParticipantId: r.participantId, ownerRunId: r.id, runtimeKind: r.runtimeKind,
                           toolVersion: row.toolVersion, activeSkills: coalesce(activeSkills, []), promoted: false,
+                          retentionClass: row.retentionClass, retentionAfter: row.retentionAfter,
+                          retentionSource: row.retentionSource, retainUntil: row.retainUntil,
                           rev: rev, createdAt: row.createdAt, recordedAt: row.recordedAt})
   CREATE (t)-[:PRODUCED]->(a)
   // The memory the runtime derived from the result (row.memory, when there is one) comes

@@ -25,6 +25,7 @@ CALL (row) {
                       arguments: row.arguments, argumentsRef: row.argumentsRef, argumentsSha256: row.argumentsSha256,
                       argumentsBytes: row.argumentsBytes, baselineTokens: row.baselineTokens, status: 'pending', retryable: false, retryOf: row.retryOf,
                       freshnessClass: row.freshnessClass, staleAfter: row.staleAfter, revalidateWith: row.revalidateWith,
+                      retentionClass: row.retentionClass, retentionAfter: row.retentionAfter,
                       rev: rev, createdAt: row.createdAt, recordedAt: row.recordedAt})
   CREATE (r)-[:REQUESTED]->(t)
   RETURN t
