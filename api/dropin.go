@@ -87,6 +87,9 @@ func (s *Server) vendorKey(next echo.HandlerFunc) echo.HandlerFunc {
 		if account == "" {
 			return &httpError{status: http.StatusUnauthorized, field: "Authorization", message: "unknown API key"}
 		}
+		if err := s.notErased(c, account); err != nil {
+			return err
+		}
 		c.Set(accountKey, account)
 		return next(c)
 	}

@@ -324,6 +324,15 @@ func (s *Server) eraseArtifact(c echo.Context) error {
 	})
 }
 
+func (s *Server) eraseAccount(c echo.Context) error {
+	if s.accounts == nil {
+		return &httpError{status: http.StatusNotFound, message: "this server erases no accounts"}
+	}
+	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
+		return s.accounts.EraseAccount(ctx, accountOf(c))
+	})
+}
+
 func (s *Server) recordSkills(c echo.Context) error {
 	var req skillsRequest
 	if err := s.bind(c, &req); err != nil {

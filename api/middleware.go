@@ -44,9 +44,28 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctxgraph", error="invalid_token"`)
 			return &httpError{status: http.StatusUnauthorized, message: "unknown API key"}
 		}
+		if err := s.notErased(c, account); err != nil {
+			return err
+		}
 		c.Set(accountKey, account)
 		return next(c)
 	}
+}
+
+// notErased refuses the requests of an erased account (DESIGN §10) with 410, but its
+// DELETE /v1/account, which finishes an erasure that stopped.
+func (s *Server) notErased(c echo.Context, account string) error {
+	if s.accounts == nil || c.Request().Method == http.MethodDelete && c.Path() == "/v1/account" {
+		return nil
+	}
+	at, err := s.accounts.AccountErasedAt(c.Request().Context(), account)
+	if err != nil {
+		return err
+	}
+	if at != nil {
+		return model.Gone("this key's account was erased at %s (DELETE /v1/account): it writes and reads nothing more", at.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // observe traces, counts and logs each request: a server span (continuing the caller's

@@ -61,6 +61,9 @@ type Config struct {
 	Keys    map[string]string
 	Log     *zap.Logger
 	MaxBody string
+	// Accounts erases accounts (DELETE /v1/account) and says which are erased, whose
+	// requests answer 410; nil serves neither.
+	Accounts model.Accounts
 }
 
 // Server is the HTTP API.
@@ -80,6 +83,7 @@ type Server struct {
 	leases        model.LeaseHolder
 	metrics       *metrics.Metrics
 	keys          map[string]string
+	accounts      model.Accounts
 	log           *zap.Logger
 	validate      *validator.Validate
 	maxBody       string
@@ -91,7 +95,7 @@ func New(cfg Config) *Server {
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
 		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator, dropins: cfg.DropIns,
 		schedules: cfg.Schedules, leases: cfg.Leases, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
-		policyLibrary: cfg.Policies, providerInfo: cfg.Providers,
+		policyLibrary: cfg.Policies, providerInfo: cfg.Providers, accounts: cfg.Accounts,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -161,6 +165,9 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/artifacts/:id/raw", s.readArtifactRaw)
 	v1(http.MethodDelete, "/artifacts/:id", s.deleteArtifact)
 	v1(http.MethodPost, "/artifacts/:id/erase", s.eraseArtifact)
+	// An account's erasure deletes its idempotency records too: it takes no Idempotency-Key
+	// (asked again, it finishes what it began).
+	e.Add(http.MethodDelete, "/v1/account", s.eraseAccount, s.authenticate)
 	v1(http.MethodPost, "/assemblies", s.assemble)
 	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)

@@ -93,6 +93,14 @@ func (c *Client) EraseArtifact(ctx context.Context, id string, dryRun bool) (mod
 	return out, err
 }
 
+// EraseAccount erases everything of the key's account (DESIGN §10); its key answers 410 from
+// then on.
+func (c *Client) EraseAccount(ctx context.Context) (model.AccountErasure, error) {
+	var out model.AccountErasure
+	err := c.Do(ctx, http.MethodDelete, "/v1/account", nil, &out)
+	return out, err
+}
+
 // RecordSkills records the skill state of a run.
 func (c *Client) RecordSkills(ctx context.Context, runID string, req Skills) (Created, error) {
 	return create[Created](ctx, c, "/v1/runs/"+url.PathEscape(runID)+"/skills", req)

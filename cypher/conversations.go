@@ -136,12 +136,15 @@ type conversationRow struct {
 func (s *Store) CreateConversation(ctx context.Context, accountID string, in model.NewConversation) (model.Conversation, error) {
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Conversation, error) {
-		row, _, err := createConversation.one(t, createConversationParams{
+		row, found, err := createConversation.one(t, createConversationParams{
 			ID: newID("cnv"), BranchID: newID("br"), AccountID: accountID, Title: in.Title, Instructions: in.Instructions,
 			CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Conversation{}, err
+		}
+		if !found {
+			return model.Conversation{}, accountErased(accountID)
 		}
 		c := conversationOf(row.C)
 		c.Branches = []model.Branch{branchOf(row.B)}

@@ -106,12 +106,15 @@ func (s *Store) KeyedConversation(ctx context.Context, accountID, key string, in
 	}
 	createdAt, recordedAt := s.stamps(in.At)
 	return writeTx(ctx, s, func(t *tx) (model.Conversation, error) {
-		row, _, err := keyedConversation.one(t, keyedConversationParams{
+		row, found, err := keyedConversation.one(t, keyedConversationParams{
 			ID: newID("cnv"), BranchID: newID("br"), AccountID: accountID, Key: key, Title: in.Title,
 			Instructions: in.Instructions, CreatedAt: createdAt, RecordedAt: recordedAt,
 		})
 		if err != nil {
 			return model.Conversation{}, err
+		}
+		if !found {
+			return model.Conversation{}, accountErased(accountID)
 		}
 		return t.conversation(accountID, row.ID)
 	})

@@ -110,10 +110,14 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, accountID, key, request
 	var row keyRow
 	var err error
 	for range claimAttempts {
-		row, _, err = claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
+		var found bool
+		row, found, err = claimIdempotencyKey.autoOne(ctx, s, neo4j.AccessModeWrite, claimKeyParams{
 			ID: idempotencyID(accountID, key), AccountID: accountID, RequestHash: requestHash,
 			Claim: claim.Claim, Now: s.Now(), StaleAt: s.Now().Add(hold),
 		})
+		if err == nil && !found {
+			return nil, model.IdempotentResponse{}, accountErased(accountID)
+		}
 		// A key that an earlier try's release deleted while this MERGE matched it comes back
 		// without its properties: that is no answer about this request (it read as "used for a
 		// different request"), and the claim is made again on a key that no longer exists.

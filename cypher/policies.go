@@ -55,11 +55,14 @@ type accountParams struct {
 
 // SavePolicy stores a policy version of an account unless it holds that id already.
 func (s *Store) SavePolicy(ctx context.Context, accountID string, p model.StoredPolicy) (model.StoredPolicy, bool, error) {
-	row, _, err := savePolicy.autoOne(ctx, s, neo4j.AccessModeWrite, savePolicyParams{
+	row, found, err := savePolicy.autoOne(ctx, s, neo4j.AccessModeWrite, savePolicyParams{
 		AccountID: accountID, ID: p.ID, Name: p.Name, Definition: p.Definition, Origin: p.Origin, Now: s.Now().UTC(),
 	})
 	if err != nil {
 		return model.StoredPolicy{}, false, err
+	}
+	if !found {
+		return model.StoredPolicy{}, false, accountErased(accountID)
 	}
 	return storedPolicyOf(row.P), row.Created, nil
 }

@@ -74,6 +74,11 @@ type Store struct {
 	AfterStatement func(query string) error
 	// DeleteBatch is how many nodes each transaction of a conversation's deletion deletes.
 	DeleteBatch int
+	// ErasureGrace is how long an account's erasure waits for the writes already past its
+	// checks (DefaultErasureGrace when zero).
+	ErasureGrace time.Duration
+	// erased is this server's view of the erased accounts.
+	erased erasedAccountsCache
 	// Promoter derives the memory of a tool result recorded without client memories, in
 	// the result's transaction; nil derives none.
 	Promoter model.Promoter

@@ -2,14 +2,23 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/cypher"
+	"github.com/ctxgraph/ctxgraph/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 )
 
 // untilHeld runs a sweep until it holds its lease, which a run of the suite before may
@@ -369,4 +378,211 @@ func clipBody(b []byte) string {
 		return string(b[:300]) + "…"
 	}
 	return string(b)
+}
+
+// accountNodes counts an account's nodes by label.
+func accountNodes(t *testing.T, account string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, r := range cypherQuery(t, `MATCH (n) WHERE n.accountId = $a RETURN labels(n)[0], count(*)`, map[string]any{"a": account}) {
+		out[r.Values[0].(string)] = r.Values[1].(int64)
+	}
+	return out
+}
+
+// blobFile reports whether the blob a reference names is on disk.
+func blobFile(t *testing.T, ref string) bool {
+	t.Helper()
+	hex := strings.TrimPrefix(ref, "sha256:")
+	_, err := os.Stat(filepath.Join(blobDir, hex[:2], hex))
+	return err == nil
+}
+
+// fillAccount gives an account a conversation with a generation, tool results (one body
+// shared with another account, one its own, both blobs), memories, an assembly, a schedule,
+// stored responses and a policy version of its own made its default; it returns the blob
+// references of the two bodies.
+func fillAccount(h *harness, shared string) (sharedRef, ownRef string) {
+	h.t.Helper()
+	w := h.world()
+	echo := str(h.must(201, "POST", "/v1/conversations/"+w.conv+"/participants", map[string]any{"kind": "model", "name": "echo-bot", "provider": "echo"}), "id")
+	res := h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(shared)},
+		"Idempotency-Key", "fill-"+randomHex(4))
+	call2 := str(h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "own"}}), "id")
+	own := fmt.Sprintf(`{"own":%q}`, strings.Repeat(randomHex(8), 10000))
+	res2 := h.must(201, "POST", "/v1/tool-calls/"+call2+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(own)})
+	h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{str(res, "artifactId"), str(res2, "artifactId")}, "summary": "both bodies"},
+		"Idempotency-Key", "fill-mem-"+randomHex(4))
+	h.must(201, "POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant}, "Idempotency-Key", "fill-asm-"+randomHex(4))
+	h.must(201, "POST", "/v1/generations", map[string]any{"branchId": w.branch, "participantIds": []string{echo}, "userMessage": map[string]any{"content": "hello"}})
+	h.must(201, "POST", "/v1/conversations/"+w.conv+"/schedules", map[string]any{"cron": "0 0 1 1 *", "participantIds": []string{echo}, "prompt": "new year"})
+	h.must(201, "POST", "/v1/policies", map[string]any{"name": "fill-" + randomHex(3), "basedOn": "default", "windowMessages": 4})
+	a := h.must(200, "GET", "/v1/artifacts/"+str(res, "artifactId"), nil)
+	b := h.must(200, "GET", "/v1/artifacts/"+str(res2, "artifactId"), nil)
+	return str(a, "resultRef"), str(b, "resultRef")
+}
+
+// DELETE /v1/account takes every node and blob of the key's account, and nothing of
+// another's: the other account's counts are the same before and after, and a body both
+// held stays on disk (DESIGN §10). The erased account's key answers 410 from then on, and
+// asked again the erasure finds nothing left.
+func TestEraseAccountLeavesOtherAccountsAlone(t *testing.T) {
+	grace := sharedStore.ErasureGrace
+	sharedStore.ErasureGrace = 200 * time.Millisecond
+	defer func() { sharedStore.ErasureGrace = grace }()
+	h := newHarness(t)
+	o := &harness{t: t, key: h.otherKey, srv: h.srv, cfg: h.cfg, account: h.cfg.Keys[h.otherKey]}
+	shared := fmt.Sprintf(`{"rows":%q}`, strings.Repeat("EU,4.2M;US,7.9M;", 5000))
+	sharedRef, ownRef := fillAccount(h, shared)
+	sharedRef2, otherOwnRef := fillAccount(o, shared)
+	if sharedRef != sharedRef2 || sharedRef == "" || !blobFile(t, ownRef) || !blobFile(t, otherOwnRef) {
+		t.Fatalf("blobs: shared %q and %q, own %q and %q", sharedRef, sharedRef2, ownRef, otherOwnRef)
+	}
+	before, otherBefore := accountNodes(t, h.account), accountNodes(t, o.account)
+	for _, label := range []string{"Conversation", "Message", "ModelRun", "ToolCall", "ToolArtifact", "ToolMemory", "ContextAssembly", "Schedule", "IdempotencyKey", "PolicyVersion"} {
+		if before[label] == 0 || otherBefore[label] == 0 {
+			t.Fatalf("no %s to erase: %v, %v", label, before, otherBefore)
+		}
+	}
+
+	erased := h.must(200, "DELETE", "/v1/account", nil)
+	deleted := erased["deleted"].(map[string]any)
+	for label, n := range before {
+		if got, _ := deleted[label].(float64); int64(got) != n {
+			t.Errorf("the erasure says %v %s went, there were %d", deleted[label], label, n)
+		}
+	}
+	if after := accountNodes(t, h.account); len(after) != 1 || after["AccountErasure"] != 1 {
+		t.Errorf("the erased account's nodes: %v; want its AccountErasure alone", after)
+	}
+	if otherAfter := accountNodes(t, o.account); !reflect.DeepEqual(otherAfter, otherBefore) {
+		t.Errorf("the other account's nodes: %v before, %v after", otherBefore, otherAfter)
+	}
+	if blobFile(t, ownRef) || !blobFile(t, sharedRef) || !blobFile(t, otherOwnRef) {
+		t.Errorf("blobs after the erasure: its own %v (want gone), the shared one %v and the other's %v (want kept)",
+			blobFile(t, ownRef), blobFile(t, sharedRef), blobFile(t, otherOwnRef))
+	}
+	h.expectError(h.call("GET", "/v1/conversations", nil), 410, "gone", "")
+	h.expectError(h.call("POST", "/v1/conversations", map[string]any{"title": "again"}), 410, "gone", "")
+	again := h.must(200, "DELETE", "/v1/account", nil)
+	for label, n := range again["deleted"].(map[string]any) {
+		t.Errorf("erasing again found %v %s", n, label)
+	}
+	o.must(200, "GET", "/v1/conversations", nil)
+}
+
+// 32 writers on two servers (each on a store of its own, as two processes are) race an
+// artifact's erasure on one and the account's erasure on the other: no request answers a
+// 5xx, and once the account's erasure has answered nothing of the account is left — no node
+// but its AccountErasure, no blob of a body it wrote (DESIGN §10: nothing comes back).
+func TestErasuresRacingWritersBringNothingBack(t *testing.T) {
+	stores := []*cypher.Store{sharedStore, openStore(blobDir)}
+	defer stores[1].Close(context.Background())
+	for _, s := range stores {
+		grace := s.ErasureGrace
+		s.ErasureGrace = 500 * time.Millisecond
+		defer func() { s.ErasureGrace = grace }()
+	}
+	h := newHarness(t)
+	h2 := &harness{t: t, key: h.key, otherKey: h.otherKey, account: h.account, steps: &observedSteps{}}
+	h2.wire(server.Config{Store: stores[1], Keys: h.cfg.Keys, Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))})
+	servers := []*harness{h, h2}
+	// Each writer on a conversation of its own, as agents are: writers of one branch wait
+	// for each other's locks, which is not what this test is about.
+	worlds, arts := make([]world, 32), make([]string, 32)
+	for i := range worlds {
+		worlds[i] = h.world()
+		arts[i] = str(h.must(201, "POST", "/v1/tool-calls/"+worlds[i].call+"/result", map[string]any{"status": "succeeded", "result": map[string]any{"q3": "4.2M"}}), "artifactId")
+	}
+	art := arts[0]
+
+	var mu sync.Mutex
+	var bodies []string // every body a writer sent as a result (each its own blob)
+	statuses := map[int]int{}
+	var fivexx []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, art := worlds[i], arts[i]
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s := servers[(i+n)%2]
+				var r response
+				switch n % 5 {
+				case 0:
+					r = s.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": fmt.Sprintf("writer %d, %d", i, n)})
+				case 1:
+					call := s.call("POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"n": n, "w": i}})
+					r = call
+					if call.status == 201 {
+						var c map[string]any
+						_ = json.Unmarshal(call.body, &c)
+						body := fmt.Sprintf(`{"writer":%d,"n":%d,"rows":%q}`, i, n, strings.Repeat(randomHex(8), 5000))
+						mu.Lock()
+						bodies = append(bodies, body)
+						mu.Unlock()
+						r = s.call("POST", "/v1/tool-calls/"+str(c, "id")+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(body)})
+					}
+				case 2:
+					r = s.call("POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": fmt.Sprintf("note %d %d", i, n)})
+				case 3:
+					r = s.call("POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant})
+				case 4:
+					r = s.call("POST", "/v1/conversations", map[string]any{"title": fmt.Sprintf("writer %d, %d", i, n)})
+				}
+				mu.Lock()
+				statuses[r.status]++
+				if r.status >= 500 {
+					fivexx = append(fivexx, fmt.Sprintf("%d %s", r.status, clipBody(r.body)))
+				}
+				mu.Unlock()
+				if r.status == 410 {
+					time.Sleep(20 * time.Millisecond) // refused: no need to hammer
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	t.Logf("before the erasures: %v", statuses)
+	mu.Unlock()
+	erase := h.call("POST", "/v1/artifacts/"+art+"/erase", nil)
+	account := h2.call("DELETE", "/v1/account", nil)
+	time.Sleep(time.Second) // the writers go on against the erased account
+	close(stop)
+	wg.Wait()
+
+	if erase.status != 200 && erase.status != 404 && erase.status != 410 {
+		t.Errorf("the artifact's erasure answered %d %s", erase.status, clipBody(erase.body))
+	}
+	if account.status != 200 {
+		t.Fatalf("the account's erasure answered %d %s", account.status, clipBody(account.body))
+	}
+	t.Logf("the writers' answers by status: %v; %d result bodies sent", statuses, len(bodies))
+	if len(fivexx) > 0 {
+		t.Errorf("%d answers were 5xx, the first: %v", len(fivexx), fivexx[:min(3, len(fivexx))])
+	}
+	if statuses[410] == 0 {
+		t.Errorf("no writer was refused after the erasure: %v", statuses)
+	}
+	if left := accountNodes(t, h.account); len(left) != 1 || left["AccountErasure"] != 1 {
+		t.Errorf("after the erasure the account still has %v", left)
+	}
+	kept := 0
+	for _, b := range bodies {
+		sum := sha256.Sum256([]byte(b))
+		if blobFile(t, "sha256:"+hex.EncodeToString(sum[:])) {
+			kept++
+		}
+	}
+	if kept > 0 {
+		t.Errorf("%d of %d result bodies the account wrote are still on disk", kept, len(bodies))
+	}
 }

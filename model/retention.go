@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -99,4 +100,23 @@ type Erasure struct {
 	TrimmedAssemblies []string `json:"trimmedAssemblies"`
 	Responses         int      `json:"responses"`
 	Blobs             []string `json:"blobs"`
+}
+
+// AccountErasure answers DELETE /v1/account: when the account was erased and how many of
+// its nodes went, by label (DESIGN §10). From then on the account's key answers 410.
+type AccountErasure struct {
+	AccountID string           `json:"accountId"`
+	ErasedAt  time.Time        `json:"erasedAt"`
+	Deleted   map[string]int64 `json:"deleted"`
+}
+
+// Accounts erases accounts, and says whether one is erased.
+type Accounts interface {
+	// EraseAccount erases everything of an account: its conversations with every record
+	// under them, their blobs (unless another account's record holds the same body), its
+	// idempotency records, schedules and policy versions. Asked again, it finishes an
+	// erasure that stopped, and answers what went this time.
+	EraseAccount(ctx context.Context, accountID string) (AccountErasure, error)
+	// AccountErasedAt is when the account was erased; nil when it was not.
+	AccountErasedAt(ctx context.Context, accountID string) (*time.Time, error)
 }

@@ -134,7 +134,7 @@ func New(cfg Config) *Server {
 	s.API = api.New(api.Config{
 		DropIns: s.DropIns, Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
 		Generator: s.Turns, Schedules: s.Scheduler, Policies: s.Policies, Providers: s.Providers, Leases: s.Leases,
-		Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody,
+		Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody, Accounts: store,
 	})
 	return s
 }

@@ -5,7 +5,9 @@
 // the same request, which holds it until its own $staleAt. A generation's claim holds as
 // long as its server renews it (RenewLeases); the turn it began (userMessageId, runIds,
 // RecordKeyedTurn) stays on the key for the retry that takes it over. (A claim written before claims
-// carried staleAt holds for two minutes from createdAt.)
+// carried staleAt holds for two minutes from createdAt.) No row for an erased account.
+OPTIONAL MATCH (erased:AccountErasure {accountId: $accountId})
+WITH erased WHERE erased IS NULL
 MERGE (k:IdempotencyKey {id: $id})
   ON CREATE SET k.accountId = $accountId, k.requestHash = $requestHash, k.state = 'pending',
                 k.createdAt = $now, k.staleAt = $staleAt, k.claim = $claim

@@ -2,7 +2,10 @@
 // Finds the conversation a drop-in client's stable key names (DESIGN §9), or creates it
 // with its root branch `main` as CreateConversation does. The MERGE runs under the
 // uniqueness constraint on (accountId, clientKey), so two first uses at once find one
-// conversation. A deleted conversation gave up its key when it was marked.
+// conversation. A deleted conversation gave up its key when it was marked. Nothing is found
+// or created for an erased account (AccountErasure): no row.
+OPTIONAL MATCH (erased:AccountErasure {accountId: $accountId})
+WITH erased WHERE erased IS NULL
 MERGE (c:Conversation {accountId: $accountId, clientKey: $key})
   ON CREATE SET c.id = $id, c.title = $title, c.rootBranchId = $branchId, c.resetRev = 0,
                 c.instructions = $instructions,
