@@ -32,6 +32,7 @@ func recordState(k model.RecordKeeping) string {
 var (
 	takeSweepLease            = newQuery[sweepLeaseParams, cursorRow]("TakeSweepLease")
 	advanceSweepLease         = newQuery[advanceParams, cursorRow]("AdvanceSweepLease")
+	releaseSweepLease         = newQuery[releaseParams, noRows]("ReleaseSweepLease")
 	branchesWithNewAssemblies = newQuery[newAssembliesParams, newAssembliesRow]("BranchesWithNewAssemblies")
 	trimAssemblyRecords       = newQuery[trimParams, trimRow]("TrimAssemblyRecords")
 )
@@ -41,6 +42,18 @@ type sweepLeaseParams struct {
 	Holder string    `param:"holder"`
 	Now    time.Time `param:"now"`
 	Until  time.Time `param:"until"`
+}
+
+type releaseParams struct {
+	Name   string    `param:"name"`
+	Holder string    `param:"holder"`
+	Now    time.Time `param:"now"`
+}
+
+// releaseLease gives a finished sweep's lease up, so that the next server's need not wait for
+// it to lapse; a failure leaves it to lapse.
+func (s *Store) releaseLease(ctx context.Context, name, holder string) {
+	_, _ = releaseSweepLease.autoAll(ctx, s, neo4j.AccessModeWrite, releaseParams{Name: name, Holder: holder, Now: s.Now().UTC()})
 }
 
 type advanceParams struct {
@@ -115,6 +128,7 @@ func (s *Store) SweepAssemblyRecords(ctx context.Context, sw Sweep) (trimmed int
 	if err != nil || !held {
 		return 0, held, err
 	}
+	defer s.releaseLease(ctx, recordSweep, sw.Holder)
 	start := time.Now()
 	upTo := s.Now().UTC().Add(-sw.Grace)
 	for {
@@ -233,6 +247,7 @@ func (s *Store) SweepRetention(ctx context.Context, sw Sweep) (done Retained, he
 	if _, held, err = takeSweepLease.autoOne(ctx, s, neo4j.AccessModeWrite, sweepLeaseParams{Name: retentionSweep, Holder: sw.Holder, Now: now, Until: now.Add(sw.Lease)}); err != nil || !held {
 		return done, held, err
 	}
+	defer s.releaseLease(ctx, retentionSweep, sw.Holder)
 	start := time.Now()
 	for time.Since(start) < sw.Lease/2 {
 		due, err := expiredArtifacts.autoAll(ctx, s, neo4j.AccessModeWrite, expiredParams{Now: s.Now().UTC(), Limit: sw.Records})

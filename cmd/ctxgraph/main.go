@@ -105,6 +105,9 @@ type Main struct {
 	// trimmed and the artifacts whose retention ran out redacted or deleted
 	// (CTXGRAPH_SWEEP_INTERVAL, DESIGN §10); 0 turns the sweeps off.
 	Sweep time.Duration
+	// SweepLease is how long a sweep's lease holds (CTXGRAPH_SWEEP_LEASE): a server that
+	// dies mid-sweep leaves it to lapse that long after it was taken or renewed.
+	SweepLease time.Duration
 	// ShutdownTimeout is how long a stopping server waits for the requests and scheduled
 	// turns in flight (CTXGRAPH_SHUTDOWN_TIMEOUT); those still running then are cancelled.
 	ShutdownTimeout time.Duration
@@ -200,6 +203,10 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 	m.BlobSweep = DefaultBlobSweep
 	m.Sweep = DefaultSweep
 	if err := parseDuration(getenv, "CTXGRAPH_SWEEP_INTERVAL", &m.Sweep, true); err != nil {
+		return err
+	}
+	m.SweepLease = cypher.DefaultSweep.Lease
+	if err := parseDuration(getenv, "CTXGRAPH_SWEEP_LEASE", &m.SweepLease, false); err != nil {
 		return err
 	}
 	if err := parseDuration(getenv, "CTXGRAPH_BLOB_SWEEP_INTERVAL", &m.BlobSweep, false); err != nil {
@@ -337,7 +344,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Sweep > 0 {
 		// Every server runs the sweep; its lease in Neo4j lets one at a time do the work.
 		sw := cypher.DefaultSweep
-		sw.Holder = m.leases.Lease().Holder
+		sw.Holder, sw.Lease = m.leases.Lease().Holder, m.SweepLease
 		m.swept.Go(func() { m.store.RunSweeps(sweepCtx, sw, m.Sweep) })
 	}
 	if m.NoScheduler {

@@ -35,6 +35,7 @@ environment:
   CTXGRAPH_SWEEP_INTERVAL       how often assembly records beyond their branch's latest are
                                 trimmed and artifacts past their retention redacted or
                                 deleted (default 1m, 0: never)
+  CTXGRAPH_SWEEP_LEASE          how long a sweep's lease holds if its server dies (default 1m)
   CTXGRAPH_SHUTDOWN_TIMEOUT     how long a stop waits for requests and scheduled turns (default 30s)
   CTXGRAPH_SCHEDULER            on (default) or off: off runs no scheduled turns
   CTXGRAPH_RUN_LEASE            how long a run's lease holds unless its server renews it
