@@ -60,11 +60,13 @@ const DefaultErasureGrace = 5 * time.Second
 // erasedRefresh is how often a server reads the erased accounts again.
 const erasedRefresh = 2 * time.Second
 
-// erasedAccountsCache is a server's view of the erased accounts.
+// erasedAccountsCache is a server's view of the erased accounts. One request at a time reads
+// it again; the others answer from the view it replaces meanwhile, unless there is none yet.
 type erasedAccountsCache struct {
-	mu     sync.Mutex
-	read   time.Time
-	erased map[string]time.Time
+	mu         sync.Mutex
+	read       time.Time
+	refreshing bool
+	erased     map[string]time.Time
 }
 
 // accountErased is the error of a write for an erased account.
@@ -77,18 +79,29 @@ func accountErased(accountID string) error {
 func (s *Store) AccountErasedAt(ctx context.Context, accountID string) (*time.Time, error) {
 	c := &s.erased
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if time.Since(c.read) > erasedRefresh {
+	if time.Since(c.read) > erasedRefresh && (!c.refreshing || c.read.IsZero()) {
+		c.refreshing = true
+		c.mu.Unlock()
 		rows, err := erasedAccounts.autoAll(ctx, s, neo4j.AccessModeRead, noParams{})
+		c.mu.Lock()
+		c.refreshing = false
 		if err != nil {
+			c.mu.Unlock()
 			return nil, err
 		}
-		c.erased = make(map[string]time.Time, len(rows))
+		fresh := make(map[string]time.Time, len(rows))
 		for _, r := range rows {
-			c.erased[r.AccountID] = r.ErasedAt
+			fresh[r.AccountID] = r.ErasedAt
 		}
-		c.read = time.Now()
+		for id, at := range c.erased {
+			// An erasure this server recorded meanwhile stays.
+			if _, ok := fresh[id]; !ok {
+				fresh[id] = at
+			}
+		}
+		c.erased, c.read = fresh, time.Now()
 	}
+	defer c.mu.Unlock()
 	if t, ok := c.erased[accountID]; ok {
 		return &t, nil
 	}
