@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/client"
 	"github.com/ctxgraph/ctxgraph/cypher"
-	"github.com/ctxgraph/ctxgraph/server"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 )
 
 // untilHeld runs a sweep until it holds its lease, which a run of the suite before may
@@ -460,22 +459,31 @@ func TestEraseAccountLeavesOtherAccountsAlone(t *testing.T) {
 	o.must(200, "GET", "/v1/conversations", nil)
 }
 
-// 32 writers on two servers (each on a store of its own, as two processes are) race an
-// artifact's erasure on one and the account's erasure on the other: no request answers a
-// 5xx, and once the account's erasure has answered nothing of the account is left — no node
-// but its AccountErasure, no blob of a body it wrote (DESIGN §10: nothing comes back).
+// 32 writers on two ctxgraph server processes race an artifact's erasure on one and the
+// account's erasure on the other: no request answers a 5xx, and once the account's erasure
+// has answered nothing of the account is left — no node but its AccountErasure, no blob of a
+// body it wrote (DESIGN §10: nothing comes back).
 func TestErasuresRacingWritersBringNothingBack(t *testing.T) {
-	stores := []*cypher.Store{sharedStore, openStore(blobDir)}
-	defer stores[1].Close(context.Background())
-	for _, s := range stores {
-		grace := s.ErasureGrace
-		s.ErasureGrace = 500 * time.Millisecond
-		defer func() { s.ErasureGrace = grace }()
-	}
+	bin := buildServer(t)
 	h := newHarness(t)
-	h2 := &harness{t: t, key: h.key, otherKey: h.otherKey, account: h.account, steps: &observedSteps{}}
-	h2.wire(server.Config{Store: stores[1], Keys: h.cfg.Keys, Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel))})
-	servers := []*harness{h, h2}
+	procs := []serverProcess{h.startServer(bin, "CTXGRAPH_SWEEP_INTERVAL=0"), h.startServer(bin, "CTXGRAPH_SWEEP_INTERVAL=0")}
+	caller := func(p serverProcess) func(method, path string, body any) response {
+		c := client.New(p.base, h.key)
+		return func(method, path string, body any) response {
+			var resp client.Response
+			if err := c.Do(context.Background(), method, path, body, &resp); err != nil {
+				var refused *client.Error
+				if !errors.As(err, &refused) {
+					return response{status: 599, body: []byte(err.Error())}
+				}
+			}
+			return response{status: resp.Status, body: resp.Body}
+		}
+	}
+	servers := []func(method, path string, body any) response{caller(procs[0]), caller(procs[1])}
+	for _, p := range procs {
+		waitUp(t, caller(p))
+	}
 	// Each writer on a conversation of its own, as agents are: writers of one branch wait
 	// for each other's locks, which is not what this test is about.
 	worlds, arts := make([]world, 32), make([]string, 32)
@@ -502,29 +510,29 @@ func TestErasuresRacingWritersBringNothingBack(t *testing.T) {
 					return
 				default:
 				}
-				s := servers[(i+n)%2]
+				call := servers[(i+n)%2]
 				var r response
 				switch n % 5 {
 				case 0:
-					r = s.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": fmt.Sprintf("writer %d, %d", i, n)})
+					r = call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": fmt.Sprintf("writer %d, %d", i, n)})
 				case 1:
-					call := s.call("POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"n": n, "w": i}})
-					r = call
-					if call.status == 201 {
+					requested := call("POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"n": n, "w": i}})
+					r = requested
+					if requested.status == 201 {
 						var c map[string]any
-						_ = json.Unmarshal(call.body, &c)
+						_ = json.Unmarshal(requested.body, &c)
 						body := fmt.Sprintf(`{"writer":%d,"n":%d,"rows":%q}`, i, n, strings.Repeat(randomHex(8), 5000))
 						mu.Lock()
 						bodies = append(bodies, body)
 						mu.Unlock()
-						r = s.call("POST", "/v1/tool-calls/"+str(c, "id")+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(body)})
+						r = call("POST", "/v1/tool-calls/"+str(c, "id")+"/result", map[string]any{"status": "succeeded", "result": json.RawMessage(body)})
 					}
 				case 2:
-					r = s.call("POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": fmt.Sprintf("note %d %d", i, n)})
+					r = call("POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": fmt.Sprintf("note %d %d", i, n)})
 				case 3:
-					r = s.call("POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant})
+					r = call("POST", "/v1/assemblies", map[string]any{"branchId": w.branch, "participantId": w.participant})
 				case 4:
-					r = s.call("POST", "/v1/conversations", map[string]any{"title": fmt.Sprintf("writer %d, %d", i, n)})
+					r = call("POST", "/v1/conversations", map[string]any{"title": fmt.Sprintf("writer %d, %d", i, n)})
 				}
 				mu.Lock()
 				statuses[r.status]++
@@ -542,8 +550,8 @@ func TestErasuresRacingWritersBringNothingBack(t *testing.T) {
 	mu.Lock()
 	t.Logf("before the erasures: %v", statuses)
 	mu.Unlock()
-	erase := h.call("POST", "/v1/artifacts/"+art+"/erase", nil)
-	account := h2.call("DELETE", "/v1/account", nil)
+	erase := servers[0]("POST", "/v1/artifacts/"+art+"/erase", nil)
+	account := servers[1]("DELETE", "/v1/account", nil)
 	time.Sleep(time.Second) // the writers go on against the erased account
 	close(stop)
 	wg.Wait()
@@ -554,7 +562,7 @@ func TestErasuresRacingWritersBringNothingBack(t *testing.T) {
 	if account.status != 200 {
 		t.Fatalf("the account's erasure answered %d %s", account.status, clipBody(account.body))
 	}
-	t.Logf("the writers' answers by status: %v; %d result bodies sent", statuses, len(bodies))
+	t.Logf("the writers' answers by status: %v; %d result bodies sent; the account's erasure: %s", statuses, len(bodies), clipBody(account.body))
 	if len(fivexx) > 0 {
 		t.Errorf("%d answers were 5xx, the first: %v", len(fivexx), fivexx[:min(3, len(fivexx))])
 	}
@@ -634,5 +642,15 @@ func TestSweepLeaseOfAKilledServerIsTakenOver(t *testing.T) {
 	t.Logf("%d of %d left when %s was killed; the lease lapsed and %s redacted %d after %v", left, n, holder, other, done.Redacted, time.Since(start).Round(time.Millisecond))
 	if got := due(); got != 0 || done.Redacted != int(left) {
 		t.Errorf("after the takeover %d are still due, and the sweep redacted %d of the %d left", got, done.Redacted, left)
+	}
+}
+
+// waitUp waits until a server answers a request of the harness's account.
+func waitUp(t *testing.T, call func(method, path string, body any) response) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); call("GET", "/v1/conversations", nil).status != 200; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not answer within 30 s")
+		}
 	}
 }
