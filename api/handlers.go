@@ -329,7 +329,9 @@ func (s *Server) eraseAccount(c echo.Context) error {
 		return &httpError{status: http.StatusNotFound, message: "this server erases no accounts"}
 	}
 	return respond(c, http.StatusOK, func(ctx context.Context) (any, error) {
-		return s.accounts.EraseAccount(ctx, accountOf(c))
+		// Once begun, an erasure runs to its end even when the client goes away (or the
+		// answer outlasts CTXGRAPH_WRITE_TIMEOUT): asked again, it answers what is left.
+		return s.accounts.EraseAccount(context.WithoutCancel(ctx), accountOf(c))
 	})
 }
 

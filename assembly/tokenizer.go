@@ -23,6 +23,8 @@ type Tokenizer struct {
 
 	mu    sync.Mutex
 	cache map[string]int
+	// cacheBytes is the length of the cached chunks in all.
+	cacheBytes int
 
 	// pieces caches the counts of the pieces o200kPieceEnd cuts ASCII chunks into.
 	piecesMu sync.RWMutex
@@ -112,9 +114,13 @@ func chunkEnd(text string) int {
 	}
 }
 
-// chunkCacheSize bounds the cached chunk counts of one encoding; the cache starts over when
-// it is full.
-const chunkCacheSize = 200_000
+// chunkCacheSize and chunkCacheBytes bound the cached chunk counts of one encoding, in
+// entries and in the chunks' bytes (a tool payload's line can be long); the cache starts
+// over when either is reached.
+const (
+	chunkCacheSize  = 200_000
+	chunkCacheBytes = 32 << 20
+)
 
 func (t *Tokenizer) countChunk(chunk string) int {
 	t.mu.Lock()
@@ -133,11 +139,15 @@ func (t *Tokenizer) countChunk(chunk string) int {
 		}
 	}
 	t.mu.Lock()
-	if len(t.cache) >= chunkCacheSize {
-		t.cache = map[string]int{}
+	if len(t.cache) >= chunkCacheSize || t.cacheBytes+len(chunk) > chunkCacheBytes {
+		t.cache, t.cacheBytes = map[string]int{}, 0
 	}
-	// A clone, so that the cache never pins the larger text the chunk was cut from.
-	t.cache[strings.Clone(chunk)] = n
+	if len(chunk) <= chunkCacheBytes/64 {
+		// A clone, so that the cache never pins the larger text the chunk was cut from. A
+		// chunk too long to be worth keeping is counted again when it comes back.
+		t.cache[strings.Clone(chunk)] = n
+		t.cacheBytes += len(chunk)
+	}
 	t.mu.Unlock()
 	return n
 }

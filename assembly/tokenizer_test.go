@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -126,4 +127,24 @@ func piecesCover(pieces, tokens []string) bool {
 		}
 	}
 	return true
+}
+
+// The chunk cache holds at most chunkCacheBytes of chunks, however long the lines it is
+// given, and counts stay exact when it starts over.
+func TestChunkCacheIsBoundedInBytes(t *testing.T) {
+	tk := &Tokenizer{codec: MustTokenizer("o200k_base").codec, name: "o200k_base", cache: map[string]int{}, pieces: map[string]int{}}
+	line := strings.Repeat("EU,4.2M;US,7.9M;", 2000) // 32 KB, under the per-chunk limit
+	want := tk.Count(line + "\n")
+	for i := range 3000 {
+		text := fmt.Sprintf("%d %s\n", i, line)
+		if got := tk.Count(text); got < want {
+			t.Fatalf("line %d counted %d tokens, fewer than the bare line's %d", i, got, want)
+		}
+		if tk.cacheBytes > chunkCacheBytes {
+			t.Fatalf("after %d lines the cache holds %d bytes, over %d", i, tk.cacheBytes, chunkCacheBytes)
+		}
+	}
+	if again := tk.Count(line + "\n"); again != want {
+		t.Errorf("counted again after the cache started over: %d, want %d", again, want)
+	}
 }
