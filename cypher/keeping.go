@@ -50,6 +50,14 @@ type releaseParams struct {
 	Now    time.Time `param:"now"`
 }
 
+// takeLease takes the lease of the sweep name for sw.Holder (TakeSweepLease): held is false
+// while another server holds it; cursor is how far that sweep has got.
+func (s *Store) takeLease(ctx context.Context, name string, sw Sweep) (cursor time.Time, held bool, err error) {
+	now := s.Now().UTC()
+	row, held, err := takeSweepLease.autoOne(ctx, s, neo4j.AccessModeWrite, sweepLeaseParams{Name: name, Holder: sw.Holder, Now: now, Until: now.Add(sw.Lease)})
+	return row.Cursor, held, err
+}
+
 // releaseLease gives a finished sweep's lease up, so that the next server's need not wait for
 // it to lapse; a failure leaves it to lapse.
 func (s *Store) releaseLease(ctx context.Context, name, holder string) {
@@ -119,11 +127,7 @@ var DefaultSweep = Sweep{Lease: time.Minute, Grace: time.Minute, Branches: 200, 
 // at least Grace ago; records of runs that had not ended then are looked at again with the
 // branch's next assembly.
 func (s *Store) SweepAssemblyRecords(ctx context.Context, sw Sweep) (trimmed int, held bool, err error) {
-	lease := func() (time.Time, bool, error) {
-		now := s.Now().UTC()
-		row, found, err := takeSweepLease.autoOne(ctx, s, neo4j.AccessModeWrite, sweepLeaseParams{Name: recordSweep, Holder: sw.Holder, Now: now, Until: now.Add(sw.Lease)})
-		return row.Cursor, found, err
-	}
+	lease := func() (time.Time, bool, error) { return s.takeLease(ctx, recordSweep, sw) }
 	cursor, held, err := lease()
 	if err != nil || !held {
 		return 0, held, err
@@ -198,7 +202,6 @@ func (s *Store) ConversationFootprint(ctx context.Context, accountID, conversati
 var (
 	expiredArtifacts = newQuery[expiredParams, expiredRow]("ExpiredArtifacts")
 	redactArtifact   = newQuery[expireParams, redactRow]("RedactArtifact")
-	expireArtifact   = newQuery[expireParams, expireRow]("ExpireArtifact")
 )
 
 type expiredParams struct {
@@ -223,12 +226,6 @@ type redactRow struct {
 	Trimmed []string `col:"trimmed"`
 }
 
-type expireRow struct {
-	Refs            []string `col:"refs"`
-	Trimmed         []string `col:"trimmed"`
-	DeletedMemories []string `col:"deletedMemories"`
-}
-
 // retentionSweep is the name of the retention sweep's lease.
 const retentionSweep = "artifact-retention"
 
@@ -238,13 +235,12 @@ type Retained struct {
 }
 
 // SweepRetention redacts or deletes the artifacts whose retention ran out (RedactArtifact,
-// ExpireArtifact), at most sw.Records a round until none is due, under the sweep's lease
+// EraseArtifact), at most sw.Records a round until none is due, under the sweep's lease
 // so that two servers never sweep at once. held is false when another server holds it.
 // Each artifact goes in a transaction of its own, with everything that carried its body;
 // the blobs it held are removed after, unless a record still references them.
 func (s *Store) SweepRetention(ctx context.Context, sw Sweep) (done Retained, held bool, err error) {
-	now := s.Now().UTC()
-	if _, held, err = takeSweepLease.autoOne(ctx, s, neo4j.AccessModeWrite, sweepLeaseParams{Name: retentionSweep, Holder: sw.Holder, Now: now, Until: now.Add(sw.Lease)}); err != nil || !held {
+	if _, held, err = s.takeLease(ctx, retentionSweep, sw); err != nil || !held {
 		return done, held, err
 	}
 	defer s.releaseLease(ctx, retentionSweep, sw.Holder)
@@ -260,14 +256,16 @@ func (s *Store) SweepRetention(ctx context.Context, sw Sweep) (done Retained, he
 			var refs []string
 			switch a.Class {
 			case model.RetentionDeleteAfter:
-				row, found, err := expireArtifact.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+				// Deleting an artifact whose time is up is erasing it (EraseArtifact).
+				row, found, err := eraseArtifact.autoOne(ctx, s, neo4j.AccessModeWrite,
+					eraseParams{AccountID: a.AccountID, ID: a.ID, Now: p.Now, TrimmedAs: "deleted_artifact"})
 				if err != nil {
 					return done, true, err
 				}
 				if found {
 					done.Deleted++
-					done.Memories += len(row.DeletedMemories)
-					done.Assemblies += len(row.Trimmed)
+					done.Memories += len(row.MemoryIDs)
+					done.Assemblies += len(row.AssemblyIDs)
 					refs = row.Refs
 				}
 			default:
@@ -317,6 +315,7 @@ type eraseParams struct {
 	ID        string    `param:"id"`
 	Now       time.Time `param:"now"`
 	DryRun    bool      `param:"dryRun"`
+	TrimmedAs string    `param:"trimmedAs"`
 }
 
 type eraseRow struct {
@@ -331,7 +330,7 @@ type eraseRow struct {
 // what would go: see model.Erasure. The blobs it held are removed after the erasure commits,
 // unless another record (of any account) references them.
 func (s *Store) EraseArtifact(ctx context.Context, accountID, id string, dryRun bool) (model.Erasure, error) {
-	row, found, err := eraseArtifact.autoOne(ctx, s, neo4j.AccessModeWrite, eraseParams{AccountID: accountID, ID: id, Now: s.Now().UTC(), DryRun: dryRun})
+	row, found, err := eraseArtifact.autoOne(ctx, s, neo4j.AccessModeWrite, eraseParams{AccountID: accountID, ID: id, Now: s.Now().UTC(), DryRun: dryRun, TrimmedAs: "erased_artifact"})
 	if err != nil {
 		return model.Erasure{}, err
 	}

@@ -4,7 +4,9 @@
 // memories and reports derived only from it (a memory with other sources stays, marked
 // provenance-broken), the stored idempotent responses that carry any of them, and the
 // records of the assemblies that included the body raw (trimmed to their counts,
-// recordTrimmed 'erased_artifact', with their stored responses). With $dryRun it writes
+// recordTrimmed $trimmedAs: 'erased_artifact', or 'deleted_artifact' when the retention
+// sweep deletes an artifact whose delete_after ran out), with their stored responses). With
+// $dryRun it writes
 // nothing and answers what would go. A deletion cannot be stamped: the conversation's
 // resetRev tells every assembler's copy to read it again. No row when the artifact is not
 // the account's.
@@ -39,7 +41,7 @@ CALL (a, cv, only, raw, keys) {
   WITH a, cv, only, raw, keys WHERE NOT $dryRun
   SET cv.resetRev = coalesce(cv.resetRev, 0) + 1
   FOREACH (x IN raw |
-    SET x.recordState = 'trimmed', x.recordTrimmed = 'erased_artifact', x.recordTrimmedAt = $now
+    SET x.recordState = 'trimmed', x.recordTrimmed = $trimmedAs, x.recordTrimmedAt = $now
     REMOVE x.record)
   WITH a, only, raw, keys
   CALL (raw) {
