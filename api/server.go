@@ -137,7 +137,7 @@ func New(cfg Config) *Server {
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.
 	v1 := func(method, path string, h echo.HandlerFunc) {
-		e.Add(method, "/v1"+path, h, unescapeParams, s.authenticate, s.idempotent)
+		e.Add(method, "/v1"+path, h, unescapeParams, s.authenticate, causal, s.idempotent)
 	}
 	v1(http.MethodGet, "/conversations", s.listConversations)
 	v1(http.MethodPost, "/conversations", s.createConversation)
@@ -167,7 +167,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodPost, "/artifacts/:id/erase", s.eraseArtifact)
 	// An account's erasure deletes its idempotency records too: it takes no Idempotency-Key
 	// (asked again, it finishes what it began).
-	e.Add(http.MethodDelete, "/v1/account", s.eraseAccount, s.authenticate)
+	e.Add(http.MethodDelete, "/v1/account", s.eraseAccount, s.authenticate, causal)
 	v1(http.MethodPost, "/assemblies", s.assemble)
 	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
@@ -189,13 +189,13 @@ func New(cfg Config) *Server {
 	// The drop-in endpoints (DESIGN §9) answer in their vendor's protocol, errors included,
 	// and take the key where that vendor's SDK sends it.
 	openAI := func(method, path string, h echo.HandlerFunc) {
-		e.Add(method, "/v1/openai"+path, h, s.vendorErrors(openAIErrors), s.vendorKey)
+		e.Add(method, "/v1/openai"+path, h, s.vendorErrors(openAIErrors), s.vendorKey, causal)
 	}
 	openAI(http.MethodPost, "/chat/completions", s.openAIChat)
 	openAI(http.MethodPost, "/responses", s.openAIResponses)
 	openAI(http.MethodGet, "/models", s.openAIModels)
 	e.RouteNotFound("/v1/openai/*", openAIUnknown, s.vendorErrors(openAIErrors))
-	e.Add(http.MethodPost, "/v1/anthropic/v1/messages", s.anthropicMessages, s.vendorErrors(anthropicErrors), s.vendorKey)
+	e.Add(http.MethodPost, "/v1/anthropic/v1/messages", s.anthropicMessages, s.vendorErrors(anthropicErrors), s.vendorKey, causal)
 	e.RouteNotFound("/v1/anthropic/*", anthropicUnknown, s.vendorErrors(anthropicErrors))
 	return s
 }

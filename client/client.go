@@ -38,6 +38,19 @@ type Client struct {
 	// Header holds headers sent with every request besides the key's (an
 	// Idempotency-Key, say); WithHeader adds one to a copy of the client.
 	Header http.Header
+	// Chain, when set, makes the client's requests one causal chain (DESIGN §11): each
+	// sends back the bookmarks of the answers before it (X-Ctxgraph-Bookmark) and takes
+	// those of its own answer, so that a conversation whose requests go to several servers
+	// reads its own writes on a Neo4j cluster whose followers answer reads. Copies of the
+	// client share it; Causal returns a copy with a chain of its own.
+	Chain *model.CausalChain
+}
+
+// Causal returns a copy of c whose requests form a causal chain of their own (Chain).
+func (c *Client) Causal() *Client {
+	cp := *c
+	cp.Chain = model.NewCausalChain(nil)
+	return &cp
 }
 
 // New returns a client of the server at baseURL that authenticates with key.
@@ -143,11 +156,22 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	for name, values := range c.Header {
 		req.Header[name] = values
 	}
+	var sent []string
+	if c.Chain != nil {
+		if sent = c.Chain.Bookmarks(); len(sent) > 0 {
+			req.Header.Set(model.BookmarkField, strings.Join(sent, ","))
+		}
+	}
 	events, _ := out.(Events)
 	if f, ok := out.(func(Event) error); ok {
 		events = f
 	}
 	resp, err := c.roundTrip(req, events)
+	if c.Chain != nil && resp.Header != nil {
+		if answered := resp.Header.Get(model.BookmarkField); answered != "" {
+			c.Chain.Advance(sent, strings.Split(answered, ","))
+		}
+	}
 	var stopped eventError
 	if errors.As(err, &stopped) {
 		return stopped.err
@@ -196,7 +220,16 @@ func (c *Client) roundTrip(req *http.Request, events Events) (Response, error) {
 	}
 	defer resp.Body.Close()
 	if events != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return Response{Status: resp.StatusCode, Header: resp.Header}, readEvents(resp.Body, events)
+		err := readEvents(resp.Body, events)
+		// A streamed answer's bookmark of its recorded turn comes as a trailer, readable
+		// once the body is read to its end (not when the caller stopped the stream).
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			if b := resp.Trailer.Get(model.BookmarkField); b != "" {
+				resp.Header.Set(model.BookmarkField, b)
+			}
+		}
+		return Response{Status: resp.StatusCode, Header: resp.Header}, err
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {

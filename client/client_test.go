@@ -132,3 +132,44 @@ func TestEventsArriveOneByOneAndStopTheStream(t *testing.T) {
 		t.Errorf("a func literal as out, in-process: got %v and events %v, want done", err, names)
 	}
 }
+
+// A causal client sends back the bookmark of the answer before, to whichever server, and
+// takes a streamed answer's from its trailer.
+func TestCausalClientSendsBackTheLatestBookmark(t *testing.T) {
+	var got []string
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("X-Ctxgraph-Bookmark"))
+		n++
+		if r.URL.Path == "/stream" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Trailer", "X-Ctxgraph-Bookmark")
+			w.Header().Set("X-Ctxgraph-Bookmark", "head")
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "event: done\ndata: {}\n\n")
+			w.Header().Set("X-Ctxgraph-Bookmark", "tail")
+			return
+		}
+		w.Header().Set("X-Ctxgraph-Bookmark", "b"+string(rune('0'+n)))
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	one := New(srv.URL, "k").Causal()
+	other := New(srv.URL, "k")
+	other.Chain = one.Chain // another server, one chain
+	ctx := context.Background()
+	for _, c := range []*Client{one, other, one} {
+		if err := c.Do(ctx, "GET", "/x", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := one.Do(ctx, "POST", "/stream", nil, Events(func(Event) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Do(ctx, "GET", "/x", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"", "b1", "b2", "b3", "tail"}; !slices.Equal(got, want) {
+		t.Fatalf("sent bookmarks %q, want %q", got, want)
+	}
+}

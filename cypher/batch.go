@@ -136,18 +136,40 @@ func (g *groupCommit) writeBatch(s *Store, batch []*pendingRow) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
+	chain := joinedChain(live)
+	ctx = model.WithCausalChain(ctx, chain)
 	accountID := live[0].accountID
 	recs, err := writeRows(ctx, s, g.statement, accountID, rows)
 	if err != nil && len(live) > 1 && model.KindOf(err) != model.KindUnavailable {
 		for _, p := range live {
 			one, err := writeRows(ctx, s, g.statement, accountID, []map[string]any{p.row})
-			p.done <- rowResult{rec: one[0], err: err}
+			p.answer(chain, rowResult{rec: one[0], err: err})
 		}
 		return
 	}
 	for i, p := range live {
-		p.done <- rowResult{rec: recs[i], err: err}
+		p.answer(chain, rowResult{rec: recs[i], err: err})
 	}
+}
+
+// joinedChain is the causal chain of a batch: it starts from the bookmarks of every row's
+// request, so that the batch sees what each of them must.
+func joinedChain(rows []*pendingRow) *model.CausalChain {
+	chain := model.NewCausalChain(nil)
+	for _, p := range rows {
+		if c := model.CausalChainOf(p.ctx); c != nil {
+			chain.Advance(nil, c.Bookmarks())
+		}
+	}
+	return chain
+}
+
+// answer advances the row's request past its batch (chain), then answers it.
+func (p *pendingRow) answer(chain *model.CausalChain, r rowResult) {
+	if c := model.CausalChainOf(p.ctx); c != nil {
+		c.Advance(nil, chain.Bookmarks())
+	}
+	p.done <- r
 }
 
 // writeRows runs a batched statement over rows of an account as one auto-commit transaction

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,11 +49,10 @@ type Config struct {
 	User     string
 	Password string
 	Database string
-	// AnyReader lets a routing driver (neo4j://) send reads to any member of a cluster,
-	// which may not have applied the latest writes yet. Unset, reads go to the leader,
-	// as writes do, so that a write answered by one ctxgraph server is seen by the next
-	// read on any other: ctxgraph passes no bookmarks between its sessions, or between
-	// servers.
+	// AnyReader lets a routing driver (neo4j://) send reads to any member of a cluster
+	// that has applied the bookmarks of the request's causal chain (model.CausalChain):
+	// the client's writes it sent the bookmarks of, and every write of this process.
+	// Unset, reads go to the leader, as writes do, which has applied every write.
 	AnyReader bool
 }
 
@@ -103,15 +103,48 @@ type Store struct {
 	unreachableSince atomic.Int64
 	// readsOnLeader routes reads as writes are routed, to the leader (Config.AnyReader).
 	readsOnLeader bool
+	// written is the causal chain of this process's own work: every session starts from
+	// it, so that a read on any member sees every write this process answered before it.
+	written *model.CausalChain
 }
 
 // session opens a session for work of the given mode, routed to the leader for reads too
-// unless the store may read from any member of a cluster.
+// unless the store may read from any member of a cluster. The session starts from the
+// bookmarks of the request's causal chain and of this process, and advances both.
 func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
 	if s.readsOnLeader {
 		mode = neo4j.AccessModeWrite
 	}
-	return s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode})
+	return s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode,
+		BookmarkManager: causalBookmarks{request: model.CausalChainOf(ctx), process: s.written}})
+}
+
+// causalBookmarks is the driver's bookmark manager of one session: the bookmarks of its
+// request's causal chain (none for the server's own background work) and of its process.
+type causalBookmarks struct {
+	request, process *model.CausalChain
+}
+
+// GetBookmarks returns the bookmarks a session must start from.
+func (b causalBookmarks) GetBookmarks(context.Context) (neo4j.Bookmarks, error) {
+	bookmarks := b.process.Bookmarks()
+	if b.request != nil {
+		for _, r := range b.request.Bookmarks() {
+			if !slices.Contains(bookmarks, r) {
+				bookmarks = append(bookmarks, r)
+			}
+		}
+	}
+	return bookmarks, nil
+}
+
+// UpdateBookmarks advances both chains past a transaction's end.
+func (b causalBookmarks) UpdateBookmarks(_ context.Context, previous, next neo4j.Bookmarks) error {
+	b.process.Advance(previous, next)
+	if b.request != nil {
+		b.request.Advance(previous, next)
+	}
+	return nil
 }
 
 var (
@@ -149,6 +182,7 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		Now:           func() time.Time { return time.Now().UTC() },
 		records:       lineage.NewCache(DefaultRecordCacheBytes),
 		DeleteBatch:   DefaultDeleteBatch,
+		written:       model.NewCausalChain(nil),
 
 		assemblyRecords: groupCommit{statement: recordAssemblies},
 		toolCalls:       groupCommit{statement: requestToolCall},
@@ -319,7 +353,7 @@ func statement(ctx context.Context, s *Store, mode neo4j.AccessMode, name string
 		return recs, true, err
 	})
 	if err != nil {
-		return nil, s.translate(err)
+		return nil, s.translate(ctx, err)
 	}
 	s.unreachableSince.Store(0)
 	coverage.transaction(name, time.Since(start))
@@ -427,7 +461,7 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 	}
 	if err != nil {
 		var zero T
-		return zero, s.translate(err)
+		return zero, s.translate(ctx, err)
 	}
 	s.unreachableSince.Store(0)
 	if claim := model.IdempotencyClaimOf(ctx); answered && claim != nil {
@@ -440,8 +474,18 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 // driver text never reaches a client, only the logs.
 // translate is translate, counting what Neo4j failed at: unreachable or refusing for a
 // while (unavailable), or a query that failed (failed). A cancelled request is neither.
-func (s *Store) translate(err error) error {
+func (s *Store) translate(ctx context.Context, err error) error {
 	out := translate(err)
+	if bookmarkRefused(err) {
+		// The bookmarks of this process's own writes name writes the database does not
+		// have (it was restored from a backup, or replaced): forget them, or every later
+		// transaction would wait for them in vain. A request that sent none back is
+		// answered as Neo4j being away, to be retried.
+		s.written.Forget()
+		if chain := model.CausalChainOf(ctx); chain == nil || !chain.Sent() {
+			out = model.Unavailable("the database is behind this server's last write (restored from a backup?); try again", err)
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 	case model.KindOf(out) == model.KindUnavailable:
@@ -458,6 +502,14 @@ func (s *Store) translate(err error) error {
 		s.failed.Add(1)
 	}
 	return out
+}
+
+// bookmarkRefused reports whether Neo4j refused a transaction's bookmarks: not its own, or
+// not applied within db.transaction.bookmark_ready_timeout.
+func bookmarkRefused(err error) bool {
+	var n4j *neo4j.Neo4jError
+	return errors.As(err, &n4j) && (strings.HasPrefix(n4j.Code, "Neo.ClientError.Transaction.InvalidBookmark") ||
+		n4j.Code == "Neo.TransientError.Transaction.BookmarkTimeout")
 }
 
 // maxUnavailableRetryAfter bounds the Retry-After of a 503 while Neo4j is unavailable.
@@ -489,6 +541,11 @@ func translate(err error) error {
 		switch {
 		case n4j.Code == "Neo.ClientError.Schema.ConstraintValidationFailed":
 			return &model.Error{Kind: model.KindConflict, Message: "the record already exists", Err: err}
+		case strings.HasPrefix(n4j.Code, "Neo.ClientError.Transaction.InvalidBookmark"):
+			return &model.Error{Kind: model.KindInvalid, Field: model.BookmarkField,
+				Message: "a bookmark sent back is not one of this database's", Err: err}
+		case n4j.Code == "Neo.TransientError.Transaction.BookmarkTimeout":
+			return model.Unavailable("no database member has applied the bookmark sent back yet; try again", err)
 		case n4j.Code == "Neo.ClientError.Statement.EntityNotFound":
 			return &model.Error{Kind: model.KindNotFound, Message: "a record this write depends on was deleted concurrently", Err: err}
 		case strings.HasPrefix(n4j.Code, "Neo.TransientError."), n4j.Code == "Neo.ClientError.Database.DatabaseNotFound",

@@ -84,3 +84,39 @@ func TestOutOfTransactionMemory(t *testing.T) {
 		t.Error("text alone counted as Neo4j's refusal")
 	}
 }
+
+// A bookmark Neo4j refuses is the client's fault when the client sent one back (400 naming
+// the header); otherwise it is this process's own, naming writes the database lost (a
+// restore): the process forgets its bookmarks and the request may be retried.
+func TestRefusedBookmarks(t *testing.T) {
+	invalid := &neo4j.Neo4jError{Code: "Neo.ClientError.Transaction.InvalidBookmark", Msg: "parsing failed"}
+	timeout := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.BookmarkTimeout", Msg: "not applied"}
+	cases := []struct {
+		name      string
+		err       error
+		sent      bool
+		wantKind  model.Kind
+		wantField string
+	}{
+		{"a client's bookmark of another database", invalid, true, model.KindInvalid, model.BookmarkField},
+		{"a client's bookmark not applied in time", timeout, true, model.KindUnavailable, ""},
+		{"the process's bookmark of another database", invalid, false, model.KindUnavailable, ""},
+		{"the process's bookmark ahead of a restored database", timeout, false, model.KindUnavailable, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Store{written: model.NewCausalChain([]string{"FB:ahead"})}
+			ctx := t.Context()
+			if tc.sent {
+				ctx = model.WithCausalChain(ctx, model.NewCausalChain([]string{"FB:sent"}))
+			}
+			var me *model.Error
+			if err := s.translate(ctx, tc.err); !errors.As(err, &me) || me.Kind != tc.wantKind || me.Field != tc.wantField {
+				t.Errorf("got %v, want kind %s field %q", err, tc.wantKind, tc.wantField)
+			}
+			if b := s.written.Bookmarks(); len(b) != 0 {
+				t.Errorf("the process still holds %q", b)
+			}
+		})
+	}
+}

@@ -33,15 +33,22 @@ func hangingProvider(t *testing.T, hang int, answer func(n int) any) (*protocolS
 	// Registered after the provider's server, so run before it closes (which waits for its
 	// handlers).
 	t.Cleanup(func() { close(stop) })
+	return p, echoAndOpenAIProviders(t, p.URL)
+}
+
+// echoAndOpenAIProviders writes a providers file for a server process: the echo provider,
+// and openai at baseURL with its key in OPENAI_KEY.
+func echoAndOpenAIProviders(t *testing.T, baseURL string) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "providers.yaml")
 	yaml := `providers:
   - {name: echo, kind: echo}
-  - {name: openai, kind: openai, baseURL: "` + p.URL + `/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0, timeout: 120s}
+  - {name: openai, kind: openai, baseURL: "` + baseURL + `/v1", apiKeyEnv: OPENAI_KEY, maxRetries: 0, timeout: 120s}
 `
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return p, file
+	return file
 }
 
 // runState is a run as the graph holds it, read without the code under test.

@@ -22,6 +22,7 @@ environment:
   NEO4J_DATABASE                database (default neo4j)
   CTXGRAPH_NEO4J_READS          leader (default): on a cluster (neo4j://), reads go to the
                                 leader and see every answered write; any: to any member
+                                that has applied the request's X-Ctxgraph-Bookmark
   CTXGRAPH_ADDR                 listen address (default 127.0.0.1:8080)
   CTXGRAPH_API_KEYS             account=key pairs, comma-separated; unset: a development
                                 key for account "dev", kept in .ctxgraph/dev-api-key
