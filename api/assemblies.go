@@ -65,6 +65,18 @@ func (s *Server) replay(c echo.Context) error {
 	return c.JSON(http.StatusOK, rep)
 }
 
+func (s *Server) diff(c echo.Context) error {
+	var req diffRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	d, err := s.assembler.Diff(c.Request().Context(), accountOf(c), c.Param("id"), req.PolicyVersion)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
 // derefInt is *p, or 0 (absent) when p is nil.
 func derefInt(p *int) int {
 	if p == nil {

@@ -172,6 +172,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
 	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
+	v1(http.MethodPost, "/assemblies/:id/diff", s.diff)
 	v1(http.MethodGet, "/policies", s.policies)
 	v1(http.MethodPost, "/policies", s.createPolicy)
 	v1(http.MethodPut, "/policies/default", s.setDefaultPolicy)

@@ -414,4 +414,69 @@ type ContextAssembler interface {
 	Explain(ctx context.Context, accountID, assemblyID, ref string) (Explanation, error)
 	// Replay re-runs an assembly under its recorded policy version, now and asOf.
 	Replay(ctx context.Context, accountID, assemblyID string) (ReplayReport, error)
+	// Diff computes an assembly's snapshot (its request, now and asOf) under another policy
+	// version and compares it with the same snapshot under its recorded version, record by
+	// record. It returns KindInvalid naming policyVersion for a version the account does not
+	// know, KindNotFound for an assembly of another account, KindGone for a trimmed record.
+	Diff(ctx context.Context, accountID, assemblyID, policyVersion string) (AssemblyDiff, error)
+}
+
+// How a record fares under another policy version than the recorded one (an AssemblyDiff).
+const (
+	// ChangeNone: included in the same form by the same rule under both, or omitted by both
+	// for the same reason.
+	ChangeNone = "unchanged"
+	// ChangeForm: included under both in another form or by another rule, or omitted by
+	// both for different reasons.
+	ChangeForm = "changed"
+	// ChangeOnlyRecorded: included under the recorded version only.
+	ChangeOnlyRecorded = "only_recorded"
+	// ChangeOnlyOther: included under the other version only.
+	ChangeOnlyOther = "only_other"
+)
+
+// RecordChanges lists the changes of a record in the order a diff counts them.
+var RecordChanges = []string{ChangeNone, ChangeForm, ChangeOnlyRecorded, ChangeOnlyOther}
+
+// RecordOutcome is what one policy version decided about one record: included in a form,
+// or omitted for a reason, by a rule.
+type RecordOutcome struct {
+	Outcome string `json:"outcome"`
+	As      string `json:"as,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Rule    Rule   `json:"rule,omitempty"`
+}
+
+// RecordChange is one record of a diff: what each version decided about it.
+type RecordChange struct {
+	Ref      string        `json:"ref"`
+	Type     RecordType    `json:"type"`
+	Change   string        `json:"change"`
+	Recorded RecordOutcome `json:"recorded"`
+	Other    RecordOutcome `json:"other"`
+}
+
+// DiffSide is one side of a diff: the version, and the request it sends.
+type DiffSide struct {
+	PolicyVersion string         `json:"policyVersion"`
+	Tokens        TokenCounts    `json:"tokens"`
+	Omitted       map[string]int `json:"omitted"`
+	Messages      []ChatMessage  `json:"messages"`
+}
+
+// AssemblyDiff compares one assembly's snapshot under its recorded policy version and under
+// another (POST /v1/assemblies/{id}/diff): record by record, with what each sends.
+type AssemblyDiff struct {
+	AssemblyID string    `json:"assemblyId"`
+	Now        time.Time `json:"now"`
+	AsOf       time.Time `json:"asOf"`
+	// Identical says that both versions send the same request: every record unchanged, the
+	// same messages and the same token count.
+	Identical bool           `json:"identical"`
+	Changes   map[string]int `json:"changes"`
+	Recorded  DiffSide       `json:"recorded"`
+	Other     DiffSide       `json:"other"`
+	// Records lists every record of the lineage that a policy judged, the recorded
+	// request's first, in order, then the other's, then those neither sent.
+	Records []RecordChange `json:"records"`
 }
