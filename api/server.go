@@ -40,6 +40,9 @@ type Config struct {
 	Health      model.Pinger
 	Assembler   model.ContextAssembler
 	Assemblies  model.AssemblyGraph
+	// ModelCalls reads the model calls of runs and the requests they sent; without it
+	// those routes answer 503.
+	ModelCalls model.ModelCallReader
 	// Generator runs turns on the generation path; without it those routes answer 503.
 	Generator model.Generator
 	// DropIns serves the drop-in endpoints (DESIGN §9); without it they answer 503.
@@ -74,6 +77,7 @@ type Server struct {
 	health     model.Pinger
 	assembler  model.ContextAssembler
 	assemblies model.AssemblyGraph
+	modelCalls model.ModelCallReader
 	generator  model.Generator
 	dropins    *dropin.Service
 	schedules  model.Schedules
@@ -93,7 +97,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
-		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator, dropins: cfg.DropIns,
+		assembler: cfg.Assembler, assemblies: cfg.Assemblies, modelCalls: cfg.ModelCalls, generator: cfg.Generator, dropins: cfg.DropIns,
 		schedules: cfg.Schedules, leases: cfg.Leases, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
 		policyLibrary: cfg.Policies, providerInfo: cfg.Providers, accounts: cfg.Accounts,
 	}
@@ -152,6 +156,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/branches/:id/history", s.history)
 	v1(http.MethodPost, "/branches/:id/runs", s.startRun)
 	v1(http.MethodGet, "/runs/:id", s.readRun)
+	v1(http.MethodGet, "/runs/:id/model-calls", s.runModelCalls)
 	v1(http.MethodPatch, "/runs/:id", s.finishRun)
 	v1(http.MethodPost, "/runs/:id/tool-calls", s.requestToolCall)
 	v1(http.MethodPost, "/runs/:id/skills", s.recordSkills)
@@ -171,6 +176,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodPost, "/assemblies", s.assemble)
 	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
+	v1(http.MethodGet, "/assemblies/:id/request", s.sentRequest)
 	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
 	v1(http.MethodPost, "/assemblies/:id/diff", s.diff)
 	v1(http.MethodGet, "/policies", s.policies)

@@ -421,6 +421,48 @@ type ContextAssembler interface {
 	Diff(ctx context.Context, accountID, assemblyID, policyVersion string) (AssemblyDiff, error)
 }
 
+// ModelCall is one model call of a run as the inspector lists it: its assembly, and what the
+// store keeps of the request it sent.
+type ModelCall struct {
+	AssemblyID    string      `json:"assemblyId"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	PolicyVersion string      `json:"policyVersion"`
+	Tokens        TokenCounts `json:"tokens"`
+	// RequestSha256 is the sha256 (hex) of the exact request body sent to the provider;
+	// empty when the call sent none (it failed before).
+	RequestSha256 string `json:"requestSha256,omitempty"`
+	// RequestKept says that the body itself is kept (GET /v1/assemblies/{id}/request): it
+	// goes with the full record when that is trimmed (DESIGN §10).
+	RequestKept bool `json:"requestKept"`
+	// RecordState is what the store keeps of the assembly's record: full, kept or trimmed.
+	RecordState string `json:"recordState"`
+}
+
+// RunModelCalls lists a run's model calls, oldest first.
+type RunModelCalls struct {
+	RunID      string      `json:"runId"`
+	ModelCalls []ModelCall `json:"modelCalls"`
+}
+
+// SentRequest is the exact request body one model call sent to its provider, and the
+// sha256 recorded when it was sent.
+type SentRequest struct {
+	AssemblyID    string
+	RequestSha256 string
+	Body          []byte
+}
+
+// ModelCallReader reads what the generation path recorded of its model calls. Methods
+// return KindNotFound for ids outside the account, KindGone for a request whose record was
+// trimmed, KindUnavailable when the database cannot be reached.
+type ModelCallReader interface {
+	// RunModelCalls lists the model calls of a run (the assemblies FOR_RUN it).
+	RunModelCalls(ctx context.Context, accountID, runID string) (RunModelCalls, error)
+	// SentRequest reads the exact request body an assembly's model call sent; KindNotFound
+	// naming the assembly when it sent none.
+	SentRequest(ctx context.Context, accountID, assemblyID string) (SentRequest, error)
+}
+
 // How a record fares under another policy version than the recorded one (an AssemblyDiff).
 const (
 	// ChangeNone: included in the same form by the same rule under both, or omitted by both
