@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/browser"
 	"github.com/ctxgraph/ctxgraph/dropin"
+	"github.com/ctxgraph/ctxgraph/inspect"
 	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
@@ -137,6 +138,9 @@ func New(cfg Config) *Server {
 	e.GET("/browser/ctxgraph.grass", browserFile("text/plain; charset=utf-8", browser.Style))
 	e.GET("/browser/guide.html", browserFile("text/html; charset=utf-8", browser.Guide))
 	e.OPTIONS("/browser/guide.html", browserPreflight)
+	e.GET("/inspect", inspectorFile("text/html; charset=utf-8", inspect.Page))
+	e.GET("/inspect/inspect.js", inspectorFile("text/javascript; charset=utf-8", inspect.Script))
+	e.GET("/inspect/inspect.css", inspectorFile("text/css; charset=utf-8", inspect.Style))
 
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.
@@ -260,6 +264,22 @@ func (s *Server) readyz(c echo.Context) error {
 func browserFile(contentType string, body []byte) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAccessControlAllowOrigin, "*")
+		return c.Blob(http.StatusOK, contentType, body)
+	}
+}
+
+// inspectorCSP confines the inspector to its own origin: its scripts, styles and requests
+// go to the server that served it and nowhere else, so the key it holds cannot leave.
+const inspectorCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+// inspectorFile serves one of the inspector's embedded files. They hold no data and ask for
+// no key: the page reads through the API with the key its user enters.
+func inspectorFile(contentType string, body []byte) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", inspectorCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
 		return c.Blob(http.StatusOK, contentType, body)
 	}
 }

@@ -1,8 +1,15 @@
 package integration
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +168,147 @@ func TestRunModelCallsAndTheRequestsTheySent(t *testing.T) {
 	}
 	if n := cypherCount(t, `MATCH (a:ContextAssembly {id: $id}) WHERE a.requestBody IS NOT NULL RETURN count(a)`, map[string]any{"id": asm}); n != 0 {
 		t.Errorf("the trimmed assembly still holds its request body")
+	}
+}
+
+// readmeBlocks is the script of the README's session blocks that contain one of marks, in
+// the README's order.
+func readmeBlocks(t *testing.T, marks ...string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, b := range regexp.MustCompile("(?s)<!-- session -->\n```sh\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
+		for _, m := range marks {
+			if strings.Contains(b[1], m) {
+				parts = append(parts, b[1])
+				break
+			}
+		}
+	}
+	if len(parts) != len(marks) {
+		t.Fatalf("found %d of the README's session blocks marked %q", len(parts), marks)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// The inspector, in a real browser (headless Chromium driven by playwright-core, installed
+// by scripts/browser-check): on the README's conversation (its first session, and the
+// reviewer's turn of its inspector section), with the key entered once, it lists the
+// account's conversations and not another account's, finds it by title, shows the request
+// the reviewer's call sent with the sha256 the browser computed equal to the recorded one
+// and to that of the bytes the API answers, names the reason of a record left out, walks a
+// memory's provenance down to its raw body, and renders the diff under another version.
+// INSPECT_SCREENSHOTS names a directory for its screenshots (docs/inspect to retake the
+// README's).
+func TestInspectorInChromium(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the inspector's test needs %s: %v", tool, err)
+		}
+	}
+	if out, err := exec.Command("../scripts/browser-check", "install").CombinedOutput(); err != nil {
+		t.Fatalf("scripts/browser-check install: %v\n%s", err, out)
+	}
+	nodePath, err := exec.Command("../scripts/browser-check", "node-path").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	dir := t.TempDir()
+	srv := h.startServerIn(dir, buildServer(t), "CTXGRAPH_API_KEYS="+h.account+"="+h.key+",other-"+randomHex(6)+"="+h.otherKey)
+	if err := os.MkdirAll(filepath.Join(dir, ".ctxgraph"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".ctxgraph", "dev-api-key"), []byte(h.key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := "set -e -o pipefail\n" + strings.Replace(readmeBlocks(t, `{"title":"Q3 revenue check"}`, "And for the US?", "/model-calls"),
+		"B=http://127.0.0.1:8080", "B="+srv.base, 1)
+	session := exec.Command("bash", "-c", script)
+	session.Dir = dir
+	if out, err := session.CombinedOutput(); err != nil {
+		t.Fatalf("the README's session failed: %v\n%s", err, out)
+	}
+	theirs := "Q3 revenue of another account"
+	if r := h.callAs(h.otherKey, "POST", "/v1/conversations", map[string]any{"title": theirs}); r.status != 201 {
+		t.Fatalf("the other account's conversation: %d %s", r.status, r.body)
+	}
+
+	shots := os.Getenv("INSPECT_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "testdata/inspect/inspect.mjs", srv.base, h.key, "Q3 revenue check", "last-two", shots)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+strings.TrimSpace(string(nodePath)))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the inspector in Chromium: %v\n%s\n%s", err, stderr.String(), out)
+	}
+	var seen struct {
+		Requests, Listed, Searched, Branches, Path, Included, Errors         []string
+		PageURL, AssemblyID, ShownSha256, RecordedSha256, Raw, DiffIdentical string
+		KeyInStorage, Verified                                               bool
+		RequestMessages                                                      []string
+		Omitted                                                              []struct{ Ref, Type, Reason string }
+		DiffRows                                                             []struct{ Ref, Change, Other string }
+	}
+	if err := json.Unmarshal(out, &seen); err != nil {
+		t.Fatalf("the inspector's script printed %s: %v", out, err)
+	}
+
+	if len(seen.Errors) > 0 {
+		t.Errorf("the page logged errors: %v", seen.Errors)
+	}
+	for _, u := range append(seen.Requests, seen.PageURL) {
+		if strings.Contains(u, h.key) {
+			t.Errorf("the key is in a URL the page asked for: %s", u)
+		}
+	}
+	if !seen.KeyInStorage || !slices.Contains(seen.Listed, "Q3 revenue check") || slices.Contains(seen.Listed, theirs) || slices.Contains(seen.Searched, theirs) {
+		t.Errorf("with the key in session storage (%v) the page listed %v and found %v; want the account's Q3 revenue check, never %q",
+			seen.KeyInStorage, seen.Listed, seen.Searched, theirs)
+	}
+	if !slices.Contains(seen.Branches, "main") {
+		t.Errorf("the branch tree shows %v, want main", seen.Branches)
+	}
+
+	// The request shown is the one recorded: the sha256 the browser computed is the
+	// recorded one, and that of the bytes the API answers.
+	sent := h.call("GET", "/v1/assemblies/"+seen.AssemblyID+"/request", nil)
+	sum := sha256.Sum256(sent.body)
+	if !seen.Verified || seen.ShownSha256 != seen.RecordedSha256 || seen.ShownSha256 != hex.EncodeToString(sum[:]) || sent.status != 200 {
+		t.Errorf("the page computed sha256 %s (verified %v) against the recorded %s; the body the API answers (%d) hashes to %x",
+			seen.ShownSha256, seen.Verified, seen.RecordedSha256, sent.status, sum)
+	}
+	if !slices.Contains(seen.RequestMessages, "Check the EU figure.") {
+		t.Errorf("the request shown holds %q, want the reviewer's question", seen.RequestMessages)
+	}
+	private := false
+	for _, o := range seen.Omitted {
+		private = private || o.Type == "memory" && o.Reason == "participant_private"
+	}
+	if !private {
+		t.Errorf("the omitted records shown are %+v, want gpt's memory left out as participant_private", seen.Omitted)
+	}
+	if want := []string{"ToolMemory", "ToolArtifact", "ToolCall", "ModelRun", "Participant"}; !slices.Equal(seen.Path, want) || !strings.Contains(seen.Raw, "3460000") {
+		t.Errorf("the provenance path shown is %v with raw body %q; want %v down to the CSV's rows", seen.Path, seen.Raw, want)
+	}
+	// Two turns fit the window of last-two: the assistant's answer goes, and the first
+	// question is kept only for the values it states.
+	var changes []string
+	for _, r := range seen.DiffRows {
+		changes = append(changes, r.Change+" "+r.Other)
+	}
+	if want := []string{"changed memory", "only_recorded omitted: window"}; seen.DiffIdentical != "false" || !slices.Equal(changes, want) {
+		t.Errorf("the diff under last-two shows identical %s and %v; want %v", seen.DiffIdentical, changes, want)
 	}
 }
