@@ -30,7 +30,9 @@ vet:
 # end-to-end generation tests, is installed first (scripts/llm-katan, into .venv-llm-katan),
 # and so are the peers' libraries the conformance test of peers/ runs (scripts/peers-venv,
 # into .venv-peers) and the vendors' clients the drop-in test drives (scripts/dropin-clients,
-# into .venv-dropin and integration/testdata/dropin/node/node_modules).
+# into .venv-dropin and integration/testdata/dropin/node/node_modules), and headless Chromium
+# with playwright-core, pinned, for the inspector's browser test (scripts/browser-check, into
+# .browser-check).
 test: vet
 	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
 		export $(TEST_NEO4J_ENV); scripts/neo4j-local start; \
@@ -39,6 +41,7 @@ test: vet
 	scripts/llm-katan install; \
 	scripts/peers-venv install; \
 	scripts/dropin-clients install; \
+	scripts/browser-check install; \
 	go test -count=1 ./...
 	@if [ -z "$${NEO4J_URI:-}" ]; then export $(TEST_NEO4J_ENV); scripts/neo4j-local start; fi; \
 	NEO4J_URI="$${NEO4J_URI:-$(TEST_BOLT)}" scripts/schemathesis

@@ -65,6 +65,49 @@ func (s *Server) replay(c echo.Context) error {
 	return c.JSON(http.StatusOK, rep)
 }
 
+func (s *Server) diff(c echo.Context) error {
+	var req diffRequest
+	if err := s.bind(c, &req); err != nil {
+		return err
+	}
+	d, err := s.assembler.Diff(c.Request().Context(), accountOf(c), c.Param("id"), req.PolicyVersion)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// errNoModelCalls answers the model-call routes of a server built without a reader of them.
+var errNoModelCalls = &httpError{status: http.StatusServiceUnavailable, message: "the model calls of runs are not served here"}
+
+func (s *Server) runModelCalls(c echo.Context) error {
+	if s.modelCalls == nil {
+		return errNoModelCalls
+	}
+	calls, err := s.modelCalls.RunModelCalls(c.Request().Context(), accountOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, calls)
+}
+
+// RequestSha256Header carries, with a request body a model call sent, the sha256 recorded
+// when it was sent: a reader hashes the body and compares.
+const RequestSha256Header = "X-Ctxgraph-Request-Sha256"
+
+// sentRequest answers the exact bytes a model call sent, as they were sent.
+func (s *Server) sentRequest(c echo.Context) error {
+	if s.modelCalls == nil {
+		return errNoModelCalls
+	}
+	req, err := s.modelCalls.SentRequest(c.Request().Context(), accountOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(RequestSha256Header, req.RequestSha256)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, req.Body)
+}
+
 // derefInt is *p, or 0 (absent) when p is nil.
 func derefInt(p *int) int {
 	if p == nil {

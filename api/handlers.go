@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -53,10 +54,12 @@ func (s *Server) createConversation(c echo.Context) error {
 	})
 }
 
-// DefaultPageSize and MaxPageSize bound a page of a list.
+// DefaultPageSize and MaxPageSize bound a page of a list; MaxTitleQuery bounds the text a
+// list of conversations is searched for in their titles.
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100
+	MaxTitleQuery   = 200
 )
 
 func (s *Server) listConversations(c echo.Context) error {
@@ -68,7 +71,11 @@ func (s *Server) listConversations(c echo.Context) error {
 		}
 		limit = n
 	}
-	page, err := s.graph.Conversations(c.Request().Context(), accountOf(c), c.QueryParam("cursor"), limit)
+	title := c.QueryParam("title")
+	if utf8.RuneCountInString(title) > MaxTitleQuery {
+		return &httpError{status: http.StatusBadRequest, field: "title", message: fmt.Sprintf("title is at most %d characters", MaxTitleQuery)}
+	}
+	page, err := s.graph.Conversations(c.Request().Context(), accountOf(c), model.ConversationQuery{Cursor: c.QueryParam("cursor"), Limit: limit, Title: title})
 	if err != nil {
 		return err
 	}

@@ -148,3 +148,9 @@ type assemblyRequest struct {
 	AsOf             string   `json:"asOf" validate:"omitempty,datetime=2006-01-02T15:04:05Z07:00"`
 	Trace            bool     `json:"trace"`
 }
+
+// diffRequest names the policy version an assembly's snapshot is computed under for
+// POST /v1/assemblies/{id}/diff.
+type diffRequest struct {
+	PolicyVersion string `json:"policyVersion" validate:"required,max=200"`
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/browser"
 	"github.com/ctxgraph/ctxgraph/dropin"
+	"github.com/ctxgraph/ctxgraph/inspect"
 	"github.com/ctxgraph/ctxgraph/metrics"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/policy"
@@ -40,6 +41,9 @@ type Config struct {
 	Health      model.Pinger
 	Assembler   model.ContextAssembler
 	Assemblies  model.AssemblyGraph
+	// ModelCalls reads the model calls of runs and the requests they sent; without it
+	// those routes answer 503.
+	ModelCalls model.ModelCallReader
 	// Generator runs turns on the generation path; without it those routes answer 503.
 	Generator model.Generator
 	// DropIns serves the drop-in endpoints (DESIGN §9); without it they answer 503.
@@ -74,6 +78,7 @@ type Server struct {
 	health     model.Pinger
 	assembler  model.ContextAssembler
 	assemblies model.AssemblyGraph
+	modelCalls model.ModelCallReader
 	generator  model.Generator
 	dropins    *dropin.Service
 	schedules  model.Schedules
@@ -93,7 +98,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		echo: echo.New(), graph: cfg.Graph, idem: cfg.Idempotency, health: cfg.Health, keys: cfg.Keys,
-		assembler: cfg.Assembler, assemblies: cfg.Assemblies, generator: cfg.Generator, dropins: cfg.DropIns,
+		assembler: cfg.Assembler, assemblies: cfg.Assemblies, modelCalls: cfg.ModelCalls, generator: cfg.Generator, dropins: cfg.DropIns,
 		schedules: cfg.Schedules, leases: cfg.Leases, metrics: cfg.Metrics, log: cfg.Log, validate: newValidator(),
 		policyLibrary: cfg.Policies, providerInfo: cfg.Providers, accounts: cfg.Accounts,
 	}
@@ -133,6 +138,9 @@ func New(cfg Config) *Server {
 	e.GET("/browser/ctxgraph.grass", browserFile("text/plain; charset=utf-8", browser.Style))
 	e.GET("/browser/guide.html", browserFile("text/html; charset=utf-8", browser.Guide))
 	e.OPTIONS("/browser/guide.html", browserPreflight)
+	e.GET("/inspect", inspectorFile("text/html; charset=utf-8", inspect.Page))
+	e.GET("/inspect/inspect.js", inspectorFile("text/javascript; charset=utf-8", inspect.Script))
+	e.GET("/inspect/inspect.css", inspectorFile("text/css; charset=utf-8", inspect.Style))
 
 	// Middleware is attached per route rather than to a group: an Echo group with middleware
 	// answers every unknown method and path under it, which would turn 405s into 404s.
@@ -152,6 +160,7 @@ func New(cfg Config) *Server {
 	v1(http.MethodGet, "/branches/:id/history", s.history)
 	v1(http.MethodPost, "/branches/:id/runs", s.startRun)
 	v1(http.MethodGet, "/runs/:id", s.readRun)
+	v1(http.MethodGet, "/runs/:id/model-calls", s.runModelCalls)
 	v1(http.MethodPatch, "/runs/:id", s.finishRun)
 	v1(http.MethodPost, "/runs/:id/tool-calls", s.requestToolCall)
 	v1(http.MethodPost, "/runs/:id/skills", s.recordSkills)
@@ -171,7 +180,9 @@ func New(cfg Config) *Server {
 	v1(http.MethodPost, "/assemblies", s.assemble)
 	v1(http.MethodGet, "/assemblies/:id", s.readAssembly)
 	v1(http.MethodGet, "/assemblies/:id/explain", s.explain)
+	v1(http.MethodGet, "/assemblies/:id/request", s.sentRequest)
 	v1(http.MethodPost, "/assemblies/:id/replay", s.replay)
+	v1(http.MethodPost, "/assemblies/:id/diff", s.diff)
 	v1(http.MethodGet, "/policies", s.policies)
 	v1(http.MethodPost, "/policies", s.createPolicy)
 	v1(http.MethodPut, "/policies/default", s.setDefaultPolicy)
@@ -253,6 +264,22 @@ func (s *Server) readyz(c echo.Context) error {
 func browserFile(contentType string, body []byte) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAccessControlAllowOrigin, "*")
+		return c.Blob(http.StatusOK, contentType, body)
+	}
+}
+
+// inspectorCSP confines the inspector to its own origin: its scripts, styles and requests
+// go to the server that served it and nowhere else, so the key it holds cannot leave.
+const inspectorCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+// inspectorFile serves one of the inspector's embedded files. They hold no data and ask for
+// no key: the page reads through the API with the key its user enters.
+func inspectorFile(contentType string, body []byte) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", inspectorCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
 		return c.Blob(http.StatusOK, contentType, body)
 	}
 }

@@ -295,8 +295,7 @@ func (s *Store) Assembly(ctx context.Context, accountID, id string) (model.Assem
 			return model.Assembly{}, model.NotFound("assembly", id)
 		}
 		if row.A.str("recordState") == recordTrimmed {
-			return model.Assembly{}, model.Gone("the record of assembly %q was trimmed at %s: it was no longer among the latest %d assemblies of its branch and was not sampled (records.keepPerBranch and records.sampleRate of policy version %s, DESIGN §10); its counts stay on the ContextAssembly node",
-				id, row.A.time("recordTrimmedAt").Format(time.RFC3339), row.A.i64("keepPerBranch"), row.A.str("policyVersion"))
+			return model.Assembly{}, trimmedRecord(id, row.A)
 		}
 		var a model.Assembly
 		if err := json.Unmarshal([]byte(row.A.str("record")), &a); err != nil {
@@ -404,4 +403,66 @@ func (s *Store) ProvenancePath(ctx context.Context, accountID, ref string) ([]mo
 		}
 		return steps, nil
 	})
+}
+
+var (
+	runModelCalls = newQuery[idParams, struct {
+		RunID string `col:"runId"`
+		Calls []any  `col:"calls"`
+	}]("RunModelCalls")
+	sentRequest = newQuery[idParams, struct {
+		A props `col:"a"`
+	}]("SentRequest")
+)
+
+var _ model.ModelCallReader = (*Store)(nil)
+
+// RunModelCalls lists the model calls of a run: see model.ModelCallReader.
+func (s *Store) RunModelCalls(ctx context.Context, accountID, runID string) (model.RunModelCalls, error) {
+	row, found, err := runModelCalls.autoOne(ctx, s, neo4j.AccessModeRead, idParams{ID: runID, AccountID: accountID})
+	if err != nil {
+		return model.RunModelCalls{}, err
+	}
+	if !found {
+		return model.RunModelCalls{}, model.NotFound("run", runID)
+	}
+	out := model.RunModelCalls{RunID: row.RunID, ModelCalls: make([]model.ModelCall, 0, len(row.Calls))}
+	for _, v := range row.Calls {
+		a := asProps(v)
+		out.ModelCalls = append(out.ModelCalls, model.ModelCall{
+			AssemblyID: a.str("id"), CreatedAt: a.time("createdAt"), PolicyVersion: a.str("policyVersion"),
+			Tokens:        model.TokenCounts{Assembled: int(a.i64("assembledTokens")), Baseline: int(a.i64("baselineTokens")), Budget: int(a.i64("tokenBudget"))},
+			RequestSha256: a.str("requestSha256"), RequestKept: a.boolean("hasRequest"), RecordState: a.str("recordState"),
+		})
+	}
+	return out, nil
+}
+
+// SentRequest reads the exact request body an assembly's model call sent: see
+// model.ModelCallReader.
+func (s *Store) SentRequest(ctx context.Context, accountID, assemblyID string) (model.SentRequest, error) {
+	row, found, err := sentRequest.autoOne(ctx, s, neo4j.AccessModeRead, idParams{ID: assemblyID, AccountID: accountID})
+	if err != nil {
+		return model.SentRequest{}, err
+	}
+	if !found {
+		return model.SentRequest{}, model.NotFound("assembly", assemblyID)
+	}
+	if row.A.str("recordState") == recordTrimmed {
+		return model.SentRequest{}, trimmedRecord(assemblyID, row.A)
+	}
+	body := row.A.str("requestBody")
+	if body == "" {
+		e := model.NotFound("request of assembly", assemblyID)
+		e.Message += ": it sent none to a provider (assembled by POST /v1/assemblies, or its call failed before sending)"
+		return model.SentRequest{}, e
+	}
+	return model.SentRequest{AssemblyID: assemblyID, RequestSha256: row.A.str("requestSha256"), Body: []byte(body)}, nil
+}
+
+// trimmedRecord is the error of a read of an assembly whose full record was trimmed
+// (DESIGN §10).
+func trimmedRecord(id string, a props) error {
+	return model.Gone("the record of assembly %q was trimmed at %s: it was no longer among the latest %d assemblies of its branch and was not sampled (records.keepPerBranch and records.sampleRate of policy version %s, DESIGN §10); its counts stay on the ContextAssembly node",
+		id, a.time("recordTrimmedAt").Format(time.RFC3339), a.i64("keepPerBranch"), a.str("policyVersion"))
 }

@@ -126,6 +126,7 @@ type listConversationsParams struct {
 	Limit     int        `param:"limit"`
 	AfterAt   *time.Time `param:"afterAt,null"`
 	AfterID   string     `param:"afterId,null"`
+	Title     string     `param:"title,null"`
 }
 
 type conversationRow struct {
@@ -385,10 +386,11 @@ func participantOf(p props) model.Participant {
 
 // Conversations lists an account's conversations, newest first, a page at a time. The
 // cursor is the last listed conversation's createdAt and id, opaque to clients.
-func (s *Store) Conversations(ctx context.Context, accountID, cursor string, limit int) (model.ConversationPage, error) {
-	params := listConversationsParams{AccountID: accountID, Limit: limit + 1}
-	if cursor != "" {
-		at, id, err := decodeCursor(cursor)
+func (s *Store) Conversations(ctx context.Context, accountID string, q model.ConversationQuery) (model.ConversationPage, error) {
+	limit := q.Limit
+	params := listConversationsParams{AccountID: accountID, Limit: limit + 1, Title: q.Title}
+	if q.Cursor != "" {
+		at, id, err := decodeCursor(q.Cursor)
 		if err != nil {
 			return model.ConversationPage{}, err
 		}

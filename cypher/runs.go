@@ -65,6 +65,7 @@ type modelCallParams struct {
 	AssemblyID     string    `param:"assemblyId,null"`
 	PolicyVersion  string    `param:"policyVersion,null"`
 	RequestSHA256  string    `param:"requestSha256,null"`
+	RequestBody    string    `param:"requestBody,null"`
 	ResponseID     string    `param:"responseId,null"`
 	ResponseModel  string    `param:"responseModel,null"`
 	FinishReason   string    `param:"finishReason,null"`
@@ -376,6 +377,7 @@ type finishTurnParams struct {
 	AssemblyID       string    `param:"assemblyId,null"`
 	PolicyVersion    string    `param:"policyVersion,null"`
 	RequestSHA256    string    `param:"requestSha256,null"`
+	RequestBody      string    `param:"requestBody,null"`
 	ResponseID       string    `param:"responseId,null"`
 	ResponseModel    string    `param:"responseModel,null"`
 	FinishReason     string    `param:"finishReason,null"`
@@ -425,7 +427,7 @@ func (s *Store) finishTurn(ctx context.Context, accountID string, msg model.NewM
 		ID: newID("msg"), RunID: in.RunID, AccountID: accountID, Content: msg.Content, ParentMessageIDs: msg.ParentMessageIDs,
 		Visibility: visibility, BaselineTokens: s.baselineTokens("assistant", msg.Content, model.ChatName(msg.Speaker)),
 		CreatedAt: createdAt, RecordedAt: recordedAt,
-		AssemblyID: in.AssemblyID, PolicyVersion: in.PolicyVersion, RequestSHA256: in.RequestSHA256,
+		AssemblyID: in.AssemblyID, PolicyVersion: in.PolicyVersion, RequestSHA256: in.RequestSHA256, RequestBody: string(in.RequestBody),
 		ResponseID: in.ResponseID, ResponseModel: in.ResponseModel, FinishReason: in.FinishReason,
 		InputTokens: int64(in.Usage.InputTokens), OutputTokens: int64(in.Usage.OutputTokens),
 		LatencyMs: float64(in.Latency.Microseconds()) / 1000, Status: in.Status, EndedAt: at.UTC(),
@@ -459,7 +461,7 @@ func (t *tx) recordModelCall(accountID string, in model.ModelCallRecord) (model.
 	}
 	params := modelCallParams{
 		RunID: in.RunID, AccountID: accountID, AssemblyID: in.AssemblyID, PolicyVersion: in.PolicyVersion, RequestSHA256: in.RequestSHA256,
-		ResponseID: in.ResponseID, ResponseModel: in.ResponseModel, FinishReason: in.FinishReason,
+		RequestBody: string(in.RequestBody), ResponseID: in.ResponseID, ResponseModel: in.ResponseModel, FinishReason: in.FinishReason,
 		InputTokens: int64(in.Usage.InputTokens), OutputTokens: int64(in.Usage.OutputTokens),
 		LatencyMs: float64(in.Latency.Microseconds()) / 1000,
 		Status:    in.Status, EndedAt: at.UTC(), RecordedAt: s.Now().UTC(),

@@ -706,7 +706,7 @@ func (s *Service) call(ctx context.Context, accountID string, run model.Run, pc 
 	start = s.timed(StepProvider, start)
 	s.observeProviderCall(pc, call, resp, err)
 
-	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, Latency: call.Latency,
+	rec := model.ModelCallRecord{RunID: run.ID, AssemblyID: a.ID, PolicyVersion: a.PolicyVersion, RequestSHA256: call.RequestSHA256, RequestBody: call.RequestBody, Latency: call.Latency,
 		Offer: sr.offer}
 	// The assembly's record, written meanwhile, commits before anything it explains.
 	if _, rerr := recorded(); rerr != nil {

@@ -202,7 +202,7 @@ func (s *Summariser) summarise(accountID string, v policy.Version, artifactID, m
 		}
 		s.ProviderCalls.ObserveProviderCall(sum.Provider, modelName, call.Latency, resp.Usage, failure)
 	}
-	rec.RequestSHA256, rec.Latency = call.RequestSHA256, call.Latency
+	rec.RequestSHA256, rec.RequestBody, rec.Latency = call.RequestSHA256, call.RequestBody, call.Latency
 	if _, rerr := recorded(); rerr != nil {
 		rec.AssemblyID = ""
 		s.end(accountID, rec, &model.ProviderError{Code: "assembly_failed", Message: "the assembly could not be recorded"})

@@ -414,4 +414,111 @@ type ContextAssembler interface {
 	Explain(ctx context.Context, accountID, assemblyID, ref string) (Explanation, error)
 	// Replay re-runs an assembly under its recorded policy version, now and asOf.
 	Replay(ctx context.Context, accountID, assemblyID string) (ReplayReport, error)
+	// Diff computes an assembly's snapshot (its request, now and asOf) under another policy
+	// version and compares it with the same snapshot under its recorded version, record by
+	// record. It returns KindInvalid naming policyVersion for a version the account does not
+	// know, KindNotFound for an assembly of another account, KindGone for a trimmed record.
+	Diff(ctx context.Context, accountID, assemblyID, policyVersion string) (AssemblyDiff, error)
+}
+
+// ModelCall is one model call of a run as the inspector lists it: its assembly, and what the
+// store keeps of the request it sent.
+type ModelCall struct {
+	AssemblyID    string      `json:"assemblyId"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	PolicyVersion string      `json:"policyVersion"`
+	Tokens        TokenCounts `json:"tokens"`
+	// RequestSha256 is the sha256 (hex) of the exact request body sent to the provider;
+	// empty when the call sent none (it failed before).
+	RequestSha256 string `json:"requestSha256,omitempty"`
+	// RequestKept says that the body itself is kept (GET /v1/assemblies/{id}/request): it
+	// goes with the full record when that is trimmed (DESIGN §10).
+	RequestKept bool `json:"requestKept"`
+	// RecordState is what the store keeps of the assembly's record: full, kept or trimmed.
+	RecordState string `json:"recordState"`
+}
+
+// RunModelCalls lists a run's model calls, oldest first.
+type RunModelCalls struct {
+	RunID      string      `json:"runId"`
+	ModelCalls []ModelCall `json:"modelCalls"`
+}
+
+// SentRequest is the exact request body one model call sent to its provider, and the
+// sha256 recorded when it was sent.
+type SentRequest struct {
+	AssemblyID    string
+	RequestSha256 string
+	Body          []byte
+}
+
+// ModelCallReader reads what the generation path recorded of its model calls. Methods
+// return KindNotFound for ids outside the account, KindGone for a request whose record was
+// trimmed, KindUnavailable when the database cannot be reached.
+type ModelCallReader interface {
+	// RunModelCalls lists the model calls of a run (the assemblies FOR_RUN it).
+	RunModelCalls(ctx context.Context, accountID, runID string) (RunModelCalls, error)
+	// SentRequest reads the exact request body an assembly's model call sent; KindNotFound
+	// naming the assembly when it sent none.
+	SentRequest(ctx context.Context, accountID, assemblyID string) (SentRequest, error)
+}
+
+// How a record fares under another policy version than the recorded one (an AssemblyDiff).
+const (
+	// ChangeNone: included in the same form by the same rule under both, or omitted by both
+	// for the same reason.
+	ChangeNone = "unchanged"
+	// ChangeForm: included under both in another form or by another rule, or omitted by
+	// both for different reasons.
+	ChangeForm = "changed"
+	// ChangeOnlyRecorded: included under the recorded version only.
+	ChangeOnlyRecorded = "only_recorded"
+	// ChangeOnlyOther: included under the other version only.
+	ChangeOnlyOther = "only_other"
+)
+
+// RecordChanges lists the changes of a record in the order a diff counts them.
+var RecordChanges = []string{ChangeNone, ChangeForm, ChangeOnlyRecorded, ChangeOnlyOther}
+
+// RecordOutcome is what one policy version decided about one record: included in a form,
+// or omitted for a reason, by a rule.
+type RecordOutcome struct {
+	Outcome string `json:"outcome"`
+	As      string `json:"as,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Rule    Rule   `json:"rule,omitempty"`
+}
+
+// RecordChange is one record of a diff: what each version decided about it.
+type RecordChange struct {
+	Ref      string        `json:"ref"`
+	Type     RecordType    `json:"type"`
+	Change   string        `json:"change"`
+	Recorded RecordOutcome `json:"recorded"`
+	Other    RecordOutcome `json:"other"`
+}
+
+// DiffSide is one side of a diff: the version, and the request it sends.
+type DiffSide struct {
+	PolicyVersion string         `json:"policyVersion"`
+	Tokens        TokenCounts    `json:"tokens"`
+	Omitted       map[string]int `json:"omitted"`
+	Messages      []ChatMessage  `json:"messages"`
+}
+
+// AssemblyDiff compares one assembly's snapshot under its recorded policy version and under
+// another (POST /v1/assemblies/{id}/diff): record by record, with what each sends.
+type AssemblyDiff struct {
+	AssemblyID string    `json:"assemblyId"`
+	Now        time.Time `json:"now"`
+	AsOf       time.Time `json:"asOf"`
+	// Identical says that both versions send the same request: every record unchanged, the
+	// same messages and the same token count.
+	Identical bool           `json:"identical"`
+	Changes   map[string]int `json:"changes"`
+	Recorded  DiffSide       `json:"recorded"`
+	Other     DiffSide       `json:"other"`
+	// Records lists every record of the lineage that a policy judged, the recorded
+	// request's first, in order, then the other's, then those neither sent.
+	Records []RecordChange `json:"records"`
 }

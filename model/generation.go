@@ -184,10 +184,11 @@ type ProviderResponse struct {
 	Usage        Usage
 }
 
-// ProviderCall is what ctxgraph knows of one model call however it ended: the sha256 of
-// the exact request body sent (hex, empty when no request left) and how long it took.
+// ProviderCall is what ctxgraph knows of one model call however it ended: the exact request
+// body sent and its sha256 (hex; both empty when no request left), and how long it took.
 type ProviderCall struct {
 	RequestSHA256 string
+	RequestBody   []byte
 	Latency       time.Duration
 }
 
@@ -376,6 +377,9 @@ type ModelCallRecord struct {
 	AssemblyID    string
 	PolicyVersion string
 	RequestSHA256 string
+	// RequestBody is the exact body sent, kept with the assembly's full record so that a
+	// reader can check it against RequestSHA256 (the inspector does).
+	RequestBody   []byte
 	ResponseID    string
 	ResponseModel string
 	FinishReason  string

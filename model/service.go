@@ -185,9 +185,9 @@ type ExecutionGraph interface {
 	CreateConversation(ctx context.Context, accountID string, in NewConversation) (Conversation, error)
 	// Conversation reads a conversation with its branches and participants.
 	Conversation(ctx context.Context, accountID, id string) (Conversation, error)
-	// Conversations lists an account's conversations, newest first, limit to a page, from
-	// the cursor of the page before (empty for the first); a bad cursor is KindInvalid.
-	Conversations(ctx context.Context, accountID, cursor string, limit int) (ConversationPage, error)
+	// Conversations lists a page of an account's conversations, newest first, as q asks; a
+	// bad cursor is KindInvalid.
+	Conversations(ctx context.Context, accountID string, q ConversationQuery) (ConversationPage, error)
 	// DeleteConversation deletes a conversation and everything under it, blobs included.
 	DeleteConversation(ctx context.Context, accountID, id string) error
 	// AddParticipant adds a participant to a conversation.

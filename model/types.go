@@ -123,6 +123,15 @@ type Conversation struct {
 	Stamp
 }
 
+// ConversationQuery asks for one page of an account's conversations.
+type ConversationQuery struct {
+	// Cursor is the NextCursor of the page before; empty for the first.
+	Cursor string
+	Limit  int
+	// Title, when set, keeps the conversations whose title contains it, ignoring case.
+	Title string
+}
+
 // ConversationSummary is a conversation as GET /v1/conversations lists it.
 type ConversationSummary struct {
 	ID       string `json:"id"`

@@ -36,7 +36,7 @@ func (e Echo) Generate(ctx context.Context, req model.ProviderRequest, call *mod
 		return model.ProviderResponse{}, &model.ProviderError{Code: "request_encoding", Message: err.Error()}
 	}
 	sum := sha256.Sum256(body)
-	call.RequestSHA256 = hex.EncodeToString(sum[:])
+	call.RequestSHA256, call.RequestBody = hex.EncodeToString(sum[:]), body
 	last, chars := "", 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)

@@ -29,7 +29,7 @@ func hashBody(call *model.ProviderCall) func(*http.Request, func(*http.Request) 
 				return nil, err
 			}
 			sum := sha256.Sum256(body)
-			call.RequestSHA256 = hex.EncodeToString(sum[:])
+			call.RequestSHA256, call.RequestBody = hex.EncodeToString(sum[:]), body
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		}

@@ -132,7 +132,7 @@ func New(cfg Config) *Server {
 	}
 	s.DropIns = &dropin.Service{Graph: graph, Chains: store, Generator: s.Turns, Providers: s.Providers}
 	s.API = api.New(api.Config{
-		DropIns: s.DropIns, Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store,
+		DropIns: s.DropIns, Graph: graph, Idempotency: store, Health: store, Assembler: s.Assembler, Assemblies: store, ModelCalls: store,
 		Generator: s.Turns, Schedules: s.Scheduler, Policies: s.Policies, Providers: s.Providers, Leases: s.Leases,
 		Metrics: s.Metrics, Keys: cfg.Keys, Log: cfg.Log, MaxBody: cfg.MaxBody, Accounts: store,
 	})

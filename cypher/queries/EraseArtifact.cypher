@@ -42,7 +42,7 @@ CALL (a, cv, only, raw, keys) {
   SET cv.resetRev = coalesce(cv.resetRev, 0) + 1
   FOREACH (x IN raw |
     SET x.recordState = 'trimmed', x.recordTrimmed = $trimmedAs, x.recordTrimmedAt = $now
-    REMOVE x.record)
+    REMOVE x.record, x.requestBody)
   WITH a, only, raw, keys
   CALL (raw) {
     UNWIND raw AS x

@@ -26,7 +26,7 @@ CALL (m) {
   CREATE (m)-[:REPLIES_TO]->(p)
 }
 OPTIONAL MATCH (a:ContextAssembly {id: $assemblyId, accountId: $accountId})
-SET a.requestSha256 = $requestSha256
+SET a.requestSha256 = $requestSha256, a.requestBody = $requestBody
 SET r.responseId = $responseId, r.responseModel = $responseModel, r.finishReason = $finishReason,
     r.inputTokens = $inputTokens, r.outputTokens = $outputTokens, r.latencyMs = $latencyMs,
     r.modelCalls = coalesce(r.modelCalls, 0) + 1, r.lastAssemblyId = coalesce($assemblyId, r.lastAssemblyId),

@@ -1,6 +1,6 @@
 // name: RecordModelCall
-// Records one model call of the generation path: on its assembly the sha256 of the exact
-// request body sent to the provider, on the run what the provider answered (response id,
+// Records one model call of the generation path: on its assembly the exact request body
+// sent to the provider and its sha256 (the body goes with the full record when it is trimmed), on the run what the provider answered (response id,
 // model, finish reason, usage, latency, error) and, when $status is set, the run's end.
 // When $reoffer is set, the call's request named other tools or another tool choice: the
 // run keeps them for its later calls ($tools null offers none). It releases the run's step
@@ -14,7 +14,7 @@ SET b._lock = true REMOVE b._lock
 WITH r, b
 WHERE r.status = 'running'
 OPTIONAL MATCH (a:ContextAssembly {id: $assemblyId, accountId: $accountId})
-SET a.requestSha256 = $requestSha256
+SET a.requestSha256 = $requestSha256, a.requestBody = $requestBody
 SET r.responseId = $responseId, r.responseModel = $responseModel, r.finishReason = $finishReason,
     r.inputTokens = $inputTokens, r.outputTokens = $outputTokens, r.latencyMs = $latencyMs,
     r.modelCalls = coalesce(r.modelCalls, 0) + 1, r.lastAssemblyId = coalesce($assemblyId, r.lastAssemblyId),

@@ -40,7 +40,7 @@ CALL (a) {
     REMOVE k.body
   }
   SET x.recordState = 'trimmed', x.recordTrimmed = 'redacted_artifact', x.recordTrimmedAt = $now
-  REMOVE x.record
+  REMOVE x.record, x.requestBody
   RETURN collect(x.id) AS trimmed
 }
 RETURN refs, trimmed

@@ -39,7 +39,7 @@ CALL (x, runStatus) {
   // were not zero. The request's details are in the record that goes.
   FOREACH (k IN [k IN keys(x) WHERE k STARTS WITH 'omitted' AND x[k] = 0] | SET x[k] = null)
   SET x.recordState = 'trimmed', x.recordTrimmed = 'beyond_latest', x.recordTrimmedAt = $now
-  REMOVE x.record, x.exactArtifactIds, x.assemblerVersion, x.now, x.asOf, x.tokenBudget, x.provider, x.model,
+  REMOVE x.record, x.requestBody, x.exactArtifactIds, x.assemblerVersion, x.now, x.asOf, x.tokenBudget, x.provider, x.model,
          x.runtimeKind, x.instructionsSha256, x.trace, x.recordedAt
 }
 RETURN collect(CASE WHEN runStatus = 'failed' THEN null ELSE x.id END) AS trimmed,
