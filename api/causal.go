@@ -13,8 +13,8 @@ import (
 // the header of each answer it got holds one or a few.
 const maxBookmarks = 16
 
-// maxBookmarkBytes bounds one bookmark; Neo4j 5's are about 40 bytes.
-const maxBookmarkBytes = 512
+// minBookmarkBytes and maxBookmarkBytes bound one bookmark; Neo4j 5's are about 40 bytes.
+const minBookmarkBytes, maxBookmarkBytes = 4, 512
 
 // causal gives the request a causal chain (DESIGN §11) that starts from the bookmarks the
 // client sent back in X-Ctxgraph-Bookmark (repeated, or a comma-separated list), so that its
@@ -62,7 +62,9 @@ func sentBookmarks(values []string) ([]string, error) {
 			if b == "" {
 				continue
 			}
-			if len(b) > maxBookmarkBytes || strings.ContainsFunc(b, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			// Neo4j takes its bookmarks' first three characters for a prefix and fails with
+			// an internal error on a shorter one.
+			if len(b) < minBookmarkBytes || len(b) > maxBookmarkBytes || strings.ContainsFunc(b, func(r rune) bool { return r <= ' ' || r > '~' }) {
 				return nil, &httpError{status: http.StatusBadRequest, field: model.BookmarkField,
 					message: "X-Ctxgraph-Bookmark must be bookmarks ctxgraph answered, separated by commas"}
 			}

@@ -3,6 +3,7 @@ package cypher
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -141,9 +142,11 @@ func (g *groupCommit) writeBatch(s *Store, batch []*pendingRow) {
 	accountID := live[0].accountID
 	recs, err := writeRows(ctx, s, g.statement, accountID, rows)
 	if err != nil && len(live) > 1 && model.KindOf(err) != model.KindUnavailable {
+		// Each row alone, from its own request's bookmarks: a bookmark one client sent
+		// that Neo4j refuses fails that client's row only.
 		for _, p := range live {
-			one, err := writeRows(ctx, s, g.statement, accountID, []map[string]any{p.row})
-			p.answer(chain, rowResult{rec: one[0], err: err})
+			one, err := writeRows(model.WithCausalChain(ctx, model.CausalChainOf(p.ctx)), s, g.statement, accountID, []map[string]any{p.row})
+			p.answer(nil, rowResult{rec: one[0], err: err})
 		}
 		return
 	}
@@ -155,18 +158,23 @@ func (g *groupCommit) writeBatch(s *Store, batch []*pendingRow) {
 // joinedChain is the causal chain of a batch: it starts from the bookmarks of every row's
 // request, so that the batch sees what each of them must.
 func joinedChain(rows []*pendingRow) *model.CausalChain {
-	chain := model.NewCausalChain(nil)
+	var bookmarks []string
 	for _, p := range rows {
 		if c := model.CausalChainOf(p.ctx); c != nil {
-			chain.Advance(nil, c.Bookmarks())
+			for _, b := range c.Bookmarks() {
+				if !slices.Contains(bookmarks, b) {
+					bookmarks = append(bookmarks, b)
+				}
+			}
 		}
 	}
-	return chain
+	return model.NewCausalChain(bookmarks)
 }
 
-// answer advances the row's request past its batch (chain), then answers it.
+// answer advances the row's request past its batch (chain, when the row was written in
+// one), then answers it.
 func (p *pendingRow) answer(chain *model.CausalChain, r rowResult) {
-	if c := model.CausalChainOf(p.ctx); c != nil {
+	if c := model.CausalChainOf(p.ctx); c != nil && chain != nil {
 		c.Advance(nil, chain.Bookmarks())
 	}
 	p.done <- r

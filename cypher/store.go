@@ -476,15 +476,13 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 // while (unavailable), or a query that failed (failed). A cancelled request is neither.
 func (s *Store) translate(ctx context.Context, err error) error {
 	out := translate(err)
-	if bookmarkRefused(err) {
-		// The bookmarks of this process's own writes name writes the database does not
-		// have (it was restored from a backup, or replaced): forget them, or every later
-		// transaction would wait for them in vain. A request that sent none back is
-		// answered as Neo4j being away, to be retried.
+	if chain := model.CausalChainOf(ctx); bookmarkRefused(err) && (chain == nil || !chain.Sent()) {
+		// The request sent no bookmark back, so the refused ones are this process's own:
+		// they name writes the database does not have (it was restored from a backup, or
+		// replaced). Forget them, or every later transaction would wait for them in vain,
+		// and answer as Neo4j being away, to be retried.
 		s.written.Forget()
-		if chain := model.CausalChainOf(ctx); chain == nil || !chain.Sent() {
-			out = model.Unavailable("the database is behind this server's last write (restored from a backup?); try again", err)
-		}
+		out = model.Unavailable("the database is behind this server's last write (restored from a backup?); try again", err)
 	}
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -86,8 +86,9 @@ func TestOutOfTransactionMemory(t *testing.T) {
 }
 
 // A bookmark Neo4j refuses is the client's fault when the client sent one back (400 naming
-// the header); otherwise it is this process's own, naming writes the database lost (a
-// restore): the process forgets its bookmarks and the request may be retried.
+// the header, the process's own kept); otherwise it is this process's own, naming writes
+// the database lost (a restore): the process forgets its bookmarks and the request may be
+// retried.
 func TestRefusedBookmarks(t *testing.T) {
 	invalid := &neo4j.Neo4jError{Code: "Neo.ClientError.Transaction.InvalidBookmark", Msg: "parsing failed"}
 	timeout := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.BookmarkTimeout", Msg: "not applied"}
@@ -114,8 +115,8 @@ func TestRefusedBookmarks(t *testing.T) {
 			if err := s.translate(ctx, tc.err); !errors.As(err, &me) || me.Kind != tc.wantKind || me.Field != tc.wantField {
 				t.Errorf("got %v, want kind %s field %q", err, tc.wantKind, tc.wantField)
 			}
-			if b := s.written.Bookmarks(); len(b) != 0 {
-				t.Errorf("the process still holds %q", b)
+			if b := s.written.Bookmarks(); tc.sent != (len(b) == 1) {
+				t.Errorf("after a refusal of bookmarks the client sent (%v), the process holds %q", tc.sent, b)
 			}
 		})
 	}

@@ -155,10 +155,20 @@ func TestBadBookmarksAreRefused(t *testing.T) {
 	h := newHarnessWith(t, routingStore(t), "")
 	w := h.world()
 	before := transcript(h.must(200, "GET", "/v1/branches/"+w.branch+"/history", nil))
-	for _, bad := range []string{"FB:garbage", "FB:a b", strings.Repeat("FB:x,", 17)} {
+	for _, bad := range []string{"FB:garbage", "G[", "FB:a b", strings.Repeat("FB:x,", 17)} {
 		r := h.call("POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "never"}, "X-Ctxgraph-Bookmark", bad)
 		h.expectError(r, 400, "invalid", "X-Ctxgraph-Bookmark")
 	}
+	// Tool calls and results are written in batches with other requests' (group commit):
+	// a refused bookmark fails its own request only.
+	refused := make(chan response, 1)
+	go func() {
+		refused <- h.call("POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{}},
+			"X-Ctxgraph-Bookmark", "FB:garbage")
+	}()
+	h.must(201, "POST", "/v1/runs/"+w.run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{}})
+	h.expectError(<-refused, 400, "invalid", "X-Ctxgraph-Bookmark")
+	before = append(before, "tool_call:sheet_read")
 	if after := transcript(h.must(200, "GET", "/v1/branches/"+w.branch+"/history", nil)); !slices.Equal(before, after) {
 		t.Fatalf("a refused write changed the history: %v, then %v", before, after)
 	}

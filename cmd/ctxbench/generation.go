@@ -93,6 +93,9 @@ type genLoad struct {
 	Errors      int
 	Err         string
 	Lat         stats
+	// Neo4jCores and SelfCores are the cores the local Neo4j (-1: unknown) and this
+	// process (the server and its clients) used on average over the level.
+	Neo4jCores, SelfCores float64
 }
 
 type generationResult struct {
@@ -407,6 +410,7 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 	}
 	var mu sync.Mutex
 	var ds []time.Duration
+	neoBefore, selfBefore := b.neo4jCPU(), selfCPU()
 	start := time.Now()
 	deadline := start.Add(b.o.loadDur)
 	var wg sync.WaitGroup
@@ -430,6 +434,11 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 	}
 	wg.Wait()
 	l.Elapsed, l.Lat = time.Since(start), summarize(ds)
+	l.Neo4jCores = -1
+	if neoAfter := b.neo4jCPU(); neoBefore >= 0 && neoAfter >= neoBefore {
+		l.Neo4jCores = (neoAfter - neoBefore).Seconds() / l.Elapsed.Seconds()
+	}
+	l.SelfCores = (selfCPU() - selfBefore).Seconds() / l.Elapsed.Seconds()
 	if l.Errors > 0 {
 		b.failures = append(b.failures, fmt.Sprintf("generation load: %d errors (last: %s)", l.Errors, clipS(l.Err, 300)))
 	}
@@ -455,6 +464,17 @@ func (b *bench) reportGeneration(pf func(string, ...any)) {
 	if l := g.Load; l != nil {
 		pf("\nThroughput: %d clients, each looping generations on a conversation of its own for %s: %d generations (%.1f/s), p50 %s ms, p99 %s ms, %d errors.\n\n",
 			l.Clients, l.Elapsed.Round(time.Millisecond), l.Generations, rate(l.Generations, l.Elapsed), ms(l.Lat.P50), ms(l.Lat.P99), l.Errors)
+		if l.Generations > 0 {
+			perGen := func(cores float64) string {
+				return fmt.Sprintf("%.2f", cores*l.Elapsed.Seconds()*1000/float64(l.Generations))
+			}
+			neo := "unknown (not the local Neo4j)"
+			if l.Neo4jCores >= 0 {
+				neo = fmt.Sprintf("%.2f cores, %s ms per generation", l.Neo4jCores, perGen(l.Neo4jCores))
+			}
+			pf("CPU over those %s: Neo4j %s; this process (the server and its %d clients) %.2f cores, %s ms per generation; llm-katan's is not counted.\n\n",
+				l.Elapsed.Round(time.Millisecond), neo, l.Clients, l.SelfCores, perGen(l.SelfCores))
+		}
 	}
 	pf("Latency in ms.\n\n")
 	pf("### Where a generation's time goes\n\n")
