@@ -80,6 +80,9 @@ type S3 struct {
 	// StaleAge is the age past which a claim, an intent or a trashed payload is the
 	// leftover of a crashed process.
 	StaleAge time.Duration
+	// beforeCall, set by tests, runs before each request to the store with its kind and
+	// key, so that a test can order two stores' requests as it likes.
+	beforeCall func(op, key string)
 }
 
 var _ model.BlobStore = (*S3)(nil)
@@ -166,7 +169,7 @@ func (s *S3) putPayload(ctx context.Context, hexSum string, data []byte) error {
 		}
 	}
 	key := s.payloadKey(hexSum)
-	_, err = s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+	err = s.head(ctx, key)
 	if err == nil {
 		return nil
 	}
@@ -333,11 +336,7 @@ type trashed struct {
 func (s *S3) moveToTrash(ctx context.Context, hexSum string) (trashed, error) {
 	src := s.payloadKey(hexSum)
 	key := s.prefix + trashPrefix + hexSum + "." + randomSuffix()
-	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
-		Bucket:     &s.bucket,
-		Key:        &key,
-		CopySource: aws.String(s.bucket + "/" + src),
-	})
+	err := s.copy(ctx, key, src)
 	if isNotFound(err) {
 		return trashed{}, nil
 	}
@@ -359,8 +358,7 @@ func (s *S3) settle(ctx context.Context, t trashed) error {
 	if t.deleted {
 		// An intent that is gone was cancelled by a writer; one that cannot be read may have
 		// been: either way the payload goes back.
-		_, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &t.intent})
-		if err != nil {
+		if err := s.head(ctx, t.intent); err != nil {
 			if err := s.restore(ctx, t.key, t.hexSum); err != nil {
 				return err
 			}
@@ -374,13 +372,7 @@ func (s *S3) settle(ctx context.Context, t trashed) error {
 
 // restore copies a trashed payload back to its key.
 func (s *S3) restore(ctx context.Context, trashKey, hexSum string) error {
-	dst := s.payloadKey(hexSum)
-	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
-		Bucket:     &s.bucket,
-		Key:        &dst,
-		CopySource: aws.String(s.bucket + "/" + trashKey),
-	})
-	if err != nil {
+	if err := s.copy(ctx, s.payloadKey(hexSum), trashKey); err != nil {
 		return unwritable(err)
 	}
 	return nil
@@ -441,6 +433,7 @@ type object struct {
 
 // list returns every object whose key starts with prefix.
 func (s *S3) list(ctx context.Context, prefix string) ([]object, error) {
+	s.before("list", prefix)
 	var out []object
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix})
 	for p.HasMorePages() {
@@ -457,6 +450,7 @@ func (s *S3) list(ctx context.Context, prefix string) ([]object, error) {
 
 // put writes an object; a nil body writes an empty one.
 func (s *S3) put(ctx context.Context, key string, data []byte) error {
+	s.before("put", key)
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           &key,
@@ -468,6 +462,7 @@ func (s *S3) put(ctx context.Context, key string, data []byte) error {
 
 // get reads a whole object.
 func (s *S3) get(ctx context.Context, key string) ([]byte, error) {
+	s.before("get", key)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
 	if err != nil {
 		return nil, err
@@ -478,11 +473,36 @@ func (s *S3) get(ctx context.Context, key string) ([]byte, error) {
 
 // delete deletes an object; deleting one that is not there succeeds, as S3 answers.
 func (s *S3) delete(ctx context.Context, key string) error {
+	s.before("delete", key)
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key})
 	if isNotFound(err) {
 		return nil
 	}
 	return err
+}
+
+// head reads whether an object is there.
+func (s *S3) head(ctx context.Context, key string) error {
+	s.before("head", key)
+	_, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+	return err
+}
+
+// copy copies the object src to dst, within the bucket.
+func (s *S3) copy(ctx context.Context, dst, src string) error {
+	s.before("copy", src+" -> "+dst)
+	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
+		Bucket:     &s.bucket,
+		Key:        &dst,
+		CopySource: aws.String((&url.URL{Path: s.bucket + "/" + src}).EscapedPath()),
+	})
+	return err
+}
+
+func (s *S3) before(op, key string) {
+	if s.beforeCall != nil {
+		s.beforeCall(op, key)
+	}
 }
 
 func (s *S3) payloadKey(hexSum string) string { return s.prefix + hexSum[:2] + "/" + hexSum }

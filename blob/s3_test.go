@@ -3,8 +3,11 @@ package blob
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,4 +160,119 @@ func TestS3RefsRestoresWhatDeadRemovalsLeft(t *testing.T) {
 		t.Errorf("payload after Refs: got %v, want it put back", err)
 	}
 	b.wantNoLeftovers(t)
+}
+
+// turns orders the requests of two actors to the store: a request starts only once the other
+// actor waits before its next one or has finished, and which of the waiting goes next is
+// drawn at random (the writer with probability writerFirst), so every run is one
+// interleaving of the two, one request at a time.
+type turns struct {
+	mu          sync.Mutex
+	cond        *sync.Cond
+	rng         *rand.Rand
+	writerFirst float64
+	running     [2]bool
+	waiting     [2]bool
+	chosen      int
+	trace       []string
+}
+
+func newTurns(seed uint64, writerFirst float64) *turns {
+	tt := &turns{rng: rand.New(rand.NewPCG(seed, seed)), writerFirst: writerFirst, running: [2]bool{true, true}, chosen: -1}
+	tt.cond = sync.NewCond(&tt.mu)
+	return tt
+}
+
+// take blocks actor a (0 the writer, 1 the remover) until its next step may run.
+func (tt *turns) take(a int, step string) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.running[a], tt.waiting[a] = false, true
+	tt.cond.Broadcast()
+	for tt.chosen != a {
+		if tt.chosen == -1 && !tt.running[0] && !tt.running[1] {
+			switch {
+			case tt.waiting[0] && tt.waiting[1]:
+				tt.chosen = 1
+				if tt.rng.Float64() < tt.writerFirst {
+					tt.chosen = 0
+				}
+			case tt.waiting[0]:
+				tt.chosen = 0
+			default:
+				tt.chosen = 1
+			}
+			tt.cond.Broadcast()
+			continue
+		}
+		tt.cond.Wait()
+	}
+	tt.chosen, tt.waiting[a], tt.running[a] = -1, false, true
+	tt.trace = append(tt.trace, []string{"W", "R"}[a]+" "+step)
+}
+
+// done marks actor a finished.
+func (tt *turns) done(a int) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.running[a] = false
+	tt.cond.Broadcast()
+}
+
+// A Put whose writer commits its reference and releases, and a Remove of the same payload,
+// on separate store instances, in hundreds of random orders of their requests to the store
+// (each request answered before the next starts, as S3's consistency orders them): the
+// committed payload is always at its key afterwards, and nothing else is left.
+func TestS3EveryOrderOfAWriteAndARemovalKeepsTheCommittedPayload(t *testing.T) {
+	srv := s3Server(t)
+	b := newS3Backend(t)
+	client, err := srv.Client(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 200
+	for i := range runs {
+		ctx := t.Context()
+		data := []byte(fmt.Sprintf("payload of order %d %s", i, randomSuffix()))
+		storedBefore := i%2 == 0
+		if storedBefore {
+			_, release := mustPut(t, b.open(t), data)
+			release()
+		}
+		tt := newTurns(uint64(i), float64(i%9+1)/10)
+		var g graph
+		writer, remover := b.open(t).(*S3), b.open(t).(*S3)
+		writer.beforeCall = func(op, key string) { tt.take(0, op+" "+key) }
+		remover.beforeCall = func(op, key string) { tt.take(1, op+" "+key) }
+		check := func(ctx context.Context, refs []string) ([]string, error) {
+			tt.take(1, "graph check")
+			return g.unreferenced(ctx, refs)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer tt.done(0)
+			ref, release, err := writer.Put(ctx, data)
+			if err != nil {
+				t.Errorf("Put: %v", err)
+				return
+			}
+			tt.take(0, "graph commit")
+			g.commit(ref)
+			release()
+		})
+		wg.Go(func() {
+			defer tt.done(1)
+			if err := remover.Remove(ctx, []string{Ref(data)}, check); err != nil {
+				t.Errorf("Remove: %v", err)
+			}
+		})
+		wg.Wait()
+		key := remover.payloadKey(strings.TrimPrefix(Ref(data), refPrefix))
+		if _, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &srv.Bucket, Key: &key}); err != nil {
+			t.Fatalf("order %d (stored before %v): the committed payload is missing (%v) after\n%s", i, storedBefore, err, strings.Join(tt.trace, "\n"))
+		}
+		if left := b.leftovers(t); len(left) > 0 {
+			t.Fatalf("order %d: got %v left in the store after\n%s", i, left, strings.Join(tt.trace, "\n"))
+		}
+	}
 }
