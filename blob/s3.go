@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -323,16 +324,16 @@ func (s *S3) unclaimedUnreferenced(ctx context.Context, refs []string, hexes map
 	return out, nil
 }
 
-// trashed is a payload that a removal moved aside: its hash, its trash key, whether the
-// payload itself was deleted, and the removal's intent.
+// trashed is a payload that a removal moved aside (copied to the trash, then deleted or
+// perhaps deleted: a delete that failed may have happened): its hash, its trash key and the
+// removal's intent.
 type trashed struct {
 	hexSum, key, intent string
-	deleted             bool
 }
 
 // moveToTrash copies the payload to a trash key of its own and deletes it. A payload that is
 // not there is left alone (zero key); one whose copy succeeded is returned even when the
-// delete failed, for settle to clean up.
+// delete failed, for settle to judge and clean up.
 func (s *S3) moveToTrash(ctx context.Context, hexSum string) (trashed, error) {
 	src := s.payloadKey(hexSum)
 	key := s.prefix + trashPrefix + hexSum + "." + randomSuffix()
@@ -347,7 +348,6 @@ func (s *S3) moveToTrash(ctx context.Context, hexSum string) (trashed, error) {
 	if err := s.delete(ctx, src); err != nil {
 		return t, unwritable(err)
 	}
-	t.deleted = true
 	return t, nil
 }
 
@@ -355,13 +355,11 @@ func (s *S3) moveToTrash(ctx context.Context, hexSum string) (trashed, error) {
 // payload goes back; then the trash goes. A payload that cannot be put back stays in the
 // trash, where Get reads it and Refs restores it once stale.
 func (s *S3) settle(ctx context.Context, t trashed) error {
-	if t.deleted {
-		// An intent that is gone was cancelled by a writer; one that cannot be read may have
-		// been: either way the payload goes back.
-		if err := s.head(ctx, t.intent); err != nil {
-			if err := s.restore(ctx, t.key, t.hexSum); err != nil {
-				return err
-			}
+	// An intent that is gone was cancelled by a writer; one that cannot be read may have
+	// been: either way the payload goes back.
+	if err := s.head(ctx, t.intent); err != nil {
+		if err := s.restore(ctx, t.key, t.hexSum); err != nil {
+			return err
 		}
 	}
 	if err := s.delete(ctx, t.key); err != nil {
@@ -382,11 +380,13 @@ func (s *S3) restore(ctx context.Context, trashKey, hexSum string) error {
 // and puts back payloads trashed longer ago than that: their processes died, since no
 // request runs that long, and a payload put back is judged again by the sweep.
 func (s *S3) Refs(ctx context.Context) ([]string, error) {
-	objects, err := s.list(ctx, s.prefix)
+	objects, serverNow, err := s.listAt(ctx, s.prefix)
 	if err != nil {
 		return nil, unreadable(err)
 	}
-	staleBefore := time.Now().Add(-s.StaleAge)
+	// Ages are the store's: its clock wrote the times, so a server whose clock runs ahead
+	// does not take a running write's claim for a dead one.
+	staleBefore := serverNow.Add(-s.StaleAge)
 	present := map[string]bool{}
 	var refs []string
 	var staleTrash []object
@@ -433,19 +433,33 @@ type object struct {
 
 // list returns every object whose key starts with prefix.
 func (s *S3) list(ctx context.Context, prefix string) ([]object, error) {
+	out, _, err := s.listAt(ctx, prefix)
+	return out, err
+}
+
+// listAt is list, with the store's time when it began to answer (this process's clock
+// when the store sends none).
+func (s *S3) listAt(ctx context.Context, prefix string) ([]object, time.Time, error) {
 	s.before("list", prefix)
 	var out []object
+	var serverNow time.Time
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
+		}
+		if serverNow.IsZero() {
+			serverNow, _ = awsmiddleware.GetServerTime(page.ResultMetadata)
 		}
 		for _, o := range page.Contents {
 			out = append(out, object{key: aws.ToString(o.Key), modified: aws.ToTime(o.LastModified)})
 		}
 	}
-	return out, nil
+	if serverNow.IsZero() {
+		serverNow = time.Now()
+	}
+	return out, serverNow, nil
 }
 
 // put writes an object; a nil body writes an empty one.
