@@ -1,7 +1,8 @@
 // Package s3test finds the real S3-compatible server that tests of the S3 blob store run
 // against: the one the CTXGRAPH_TEST_S3_* variables name, as `scripts/seaweedfs env` prints
 // them. Without it, tests fail loudly: `make test` starts the project's SeaweedFS and sets
-// the variables before running them. Nothing here stands in for the server.
+// the variables before running them. A test that needs a SeaweedFS of its own (its own data,
+// or one to stop) starts one with Start. Nothing here stands in for the server.
 package s3test
 
 import (
@@ -9,7 +10,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	mrand "math/rand/v2"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -111,4 +120,63 @@ func (s Server) DeleteAll(ctx context.Context, client *s3.Client, prefix string)
 		}
 	}
 	return nil
+}
+
+// Start runs the project's SeaweedFS (scripts/seaweedfs) with data in home and S3 on port
+// (it also takes the three ports after it and the four 1000 above; 0 picks free ones), and
+// stops it when the test ends. The weed binary is built on first use, which takes minutes.
+func Start(t testing.TB, home string, port int) Server {
+	t.Helper()
+	if port == 0 {
+		port = freePorts(t)
+	}
+	env := append(os.Environ(), "SEAWEEDFS_HOME="+home, "SEAWEEDFS_PORT="+strconv.Itoa(port))
+	run := func(args ...string) []byte {
+		cmd := exec.Command(script(), args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scripts/seaweedfs %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	run("start")
+	t.Cleanup(func() { run("stop") })
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(run("env")), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			vars[k] = v
+		}
+	}
+	return Server{Endpoint: vars["CTXGRAPH_TEST_S3_ENDPOINT"], Bucket: vars["CTXGRAPH_TEST_S3_BUCKET"],
+		AccessKey: vars["CTXGRAPH_TEST_S3_ACCESS_KEY"], SecretKey: vars["CTXGRAPH_TEST_S3_SECRET_KEY"],
+		Region: vars["CTXGRAPH_TEST_S3_REGION"]}
+}
+
+// script is the path of scripts/seaweedfs, found from this file's.
+func script() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "seaweedfs")
+}
+
+// freePorts returns a port p such that p to p+3 and p+1000 to p+1003 are free now.
+func freePorts(t testing.TB) int {
+	t.Helper()
+	for range 50 {
+		p := 20000 + mrand.IntN(20000)
+		free := true
+		for _, q := range []int{p, p + 1, p + 2, p + 3, p + 1000, p + 1001, p + 1002, p + 1003} {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(q))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatal("no free ports for SeaweedFS")
+	return 0
 }
