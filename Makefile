@@ -11,7 +11,7 @@ LOCAL_BOLT := bolt://127.0.0.1:$(or $(NEO4J_LOCAL_BOLT_PORT),7687)
 TEST_NEO4J_ENV := NEO4J_LOCAL_HOME="$(CURDIR)/.neo4j-test" NEO4J_LOCAL_BOLT_PORT=$(or $(NEO4J_TEST_BOLT_PORT),7688) NEO4J_LOCAL_HTTP_PORT=$(or $(NEO4J_TEST_HTTP_PORT),7475)
 TEST_BOLT := bolt://127.0.0.1:$(or $(NEO4J_TEST_BOLT_PORT),7688)
 
-.PHONY: build run test bench bench-go vet neo4j-start neo4j-stop neo4j-status clean
+.PHONY: build run test bench bench-go vet neo4j-start neo4j-stop neo4j-status seaweedfs-start seaweedfs-stop clean
 
 build:
 	go build -o bin/ctxgraph ./cmd/ctxgraph
@@ -33,16 +33,33 @@ vet:
 # into .venv-dropin and integration/testdata/dropin/node/node_modules), and headless Chromium
 # with playwright-core, pinned, for the inspector's browser test (scripts/browser-check, into
 # .browser-check).
+#
+# The S3 blob store's tests run against a real SeaweedFS of the tests' own, unless
+# CTXGRAPH_TEST_S3_ENDPOINT already names a server: scripts/seaweedfs builds the pinned weed
+# binary once (into .seaweedfs/bin, minutes) and starts it in .seaweedfs/test with S3 on
+# SEAWEEDFS_TEST_PORT (8383; it takes 8383-8386 and 9383-9386). Its blob tests (the contract
+# tests of blob/) and the three-server test fail without it. The integration suite runs whole
+# on a blob directory, then the tests whose subject is the blob store (S3_INTEGRATION_TESTS:
+# blobs, failed writes, sweeps, deletions, retention and erasure) run again with their blobs
+# in SeaweedFS (CTXGRAPH_TEST_BLOB_STORE=s3), which keeps `make test` well under 15 minutes
+# where a whole second run would not.
+SEAWEEDFS_TEST_ENV := SEAWEEDFS_HOME="$(CURDIR)/.seaweedfs/test" SEAWEEDFS_PORT=$(or $(SEAWEEDFS_TEST_PORT),8383)
+S3_INTEGRATION_TESTS := ^(TestLargeToolResultGoesToTheBlobStore|TestEndedRequestLeavesNoBlob|TestFailureHalfWayThroughAWriteWritesNothing|TestFailedWriteNeverRemovesAnotherAccountsBlob|TestWritesRacingADeletionAnswer404|TestNoOrphanBlobsAfterAnOutage|TestSweepKeepsReferencedAndClaimedBlobs|TestDeletedConversationStaysDeleted|TestReplaysAfterDeletionCarryNoDeletedData|TestArtifactRetention.*|TestEraseArtifactTakesWhatDerivesOnlyFromIt|TestEraseAccountLeavesOtherAccountsAlone|TestErasuresRacingWritersBringNothingBack)$$
 test: vet
 	@if [ -z "$${NEO4J_URI:-}" ] && ! timeout 10 docker info >/dev/null 2>&1; then \
 		export $(TEST_NEO4J_ENV); scripts/neo4j-local start; \
 		export NEO4J_URI="$(TEST_BOLT)" CTXGRAPH_TEST_NEO4J_CONTROL="$(CURDIR)/scripts/neo4j-local"; \
 	fi; \
+	if [ -z "$${CTXGRAPH_TEST_S3_ENDPOINT:-}" ]; then \
+		export $(SEAWEEDFS_TEST_ENV); scripts/seaweedfs start; \
+		export $$(scripts/seaweedfs env); \
+	fi; \
 	scripts/llm-katan install; \
 	scripts/peers-venv install; \
 	scripts/dropin-clients install; \
 	scripts/browser-check install; \
-	go test -count=1 ./...
+	go test -count=1 ./...; \
+	CTXGRAPH_TEST_BLOB_STORE=s3 go test -count=1 -run '$(S3_INTEGRATION_TESTS)' ./integration/
 	@if [ -z "$${NEO4J_URI:-}" ]; then export $(TEST_NEO4J_ENV); scripts/neo4j-local start; fi; \
 	NEO4J_URI="$${NEO4J_URI:-$(TEST_BOLT)}" scripts/schemathesis
 
@@ -81,6 +98,14 @@ neo4j-stop:
 
 neo4j-status:
 	scripts/neo4j-local status
+
+# The tests' SeaweedFS, as `make test` starts it; `export $$(scripts/seaweedfs env)` with the
+# same SEAWEEDFS_HOME then points `go test` at it.
+seaweedfs-start:
+	$(SEAWEEDFS_TEST_ENV) scripts/seaweedfs start
+
+seaweedfs-stop:
+	$(SEAWEEDFS_TEST_ENV) scripts/seaweedfs stop
 
 clean:
 	rm -rf bin

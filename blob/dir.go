@@ -1,5 +1,6 @@
-// Package blob is the content-addressed store on disk for raw payloads too large to keep in
-// the graph. A payload is named by the sha256 of its bytes and verified on every read.
+// Package blob is the content-addressed store for raw payloads too large to keep in the
+// graph: a directory (Dir) or an S3-compatible object store (S3, whose claims s3.go
+// describes). A payload is named by the sha256 of its bytes and verified on every read.
 //
 // Payloads are shared by content, so one account's failed write must never remove a payload
 // that another request is about to reference. Every Put therefore leaves a claim file beside
@@ -14,7 +15,6 @@ package blob
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -101,9 +101,7 @@ func (d *Dir) Put(_ context.Context, data []byte) (string, func(), error) {
 
 // claim creates the claim file of the payload at path and returns its name.
 func (d *Dir) claim(path string) (string, error) {
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	name := filepath.Join(d.root, claimsDir, filepath.Base(path)+"."+hex.EncodeToString(suffix[:]))
+	name := filepath.Join(d.root, claimsDir, filepath.Base(path)+"."+randomSuffix())
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
 	if err != nil {
 		return "", unwritable(err)
@@ -182,7 +180,15 @@ func (d *Dir) Remove(ctx context.Context, refs []string, unreferenced func(conte
 	for _, dir := range ordered {
 		unlock, err := lockDir(dir)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // nothing was ever stored there
+			// Nothing was ever stored there, and nothing is to be removed: a Put that makes
+			// the directory now is not excluded by a lock, so its payload must not be
+			// deleted after the checks below.
+			for ref, path := range paths {
+				if filepath.Dir(path) == dir {
+					delete(paths, ref)
+				}
+			}
+			continue
 		}
 		if err != nil {
 			return err
@@ -306,12 +312,9 @@ func unwritable(err error) error { return model.Unavailable("blob store cannot b
 // path maps a reference to its file, refusing anything that is not a sha256 reference so
 // that no reference can name a path outside the store.
 func (d *Dir) path(ref string) (string, error) {
-	hexSum, ok := strings.CutPrefix(ref, refPrefix)
-	if !ok || len(hexSum) != sha256.Size*2 {
-		return "", model.Internal("malformed blob reference", fmt.Errorf("ref %q", ref))
-	}
-	if _, err := hex.DecodeString(hexSum); err != nil {
-		return "", model.Internal("malformed blob reference", fmt.Errorf("ref %q", ref))
+	hexSum, err := hexOf(ref)
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(d.root, hexSum[:2], hexSum), nil
 }

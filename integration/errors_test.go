@@ -8,8 +8,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -177,9 +175,8 @@ func TestFailureHalfWayThroughAWriteWritesNothing(t *testing.T) {
 	}
 	resultJSON, _ := json.Marshal(bigResult)
 	sum := sha256.Sum256(resultJSON)
-	hexSum := hex.EncodeToString(sum[:])
-	if _, err := os.Stat(filepath.Join(blobDir, hexSum[:2], hexSum)); !os.IsNotExist(err) {
-		t.Errorf("the failed write left its blob %s on disk (stat: %v)", hexSum, err)
+	if ref := "sha256:" + hex.EncodeToString(sum[:]); blobStored(t, blobDir, ref) {
+		t.Errorf("the failed write left its blob %s in the store", ref)
 	}
 	armed.Lock()
 	fail = false

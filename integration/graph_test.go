@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -191,23 +189,19 @@ func TestLargeToolResultGoesToTheBlobStore(t *testing.T) {
 	h.expectError(h.call("POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded", "result": "again"}), 409, "conflict", "")
 
 	// A blob that no longer matches its hash is refused, never served.
-	blobPath := filepath.Join(blobDir, hex.EncodeToString(sum[:])[:2], hex.EncodeToString(sum[:]))
-	original, err := os.ReadFile(blobPath)
+	ref := str(art, "resultRef")
+	original, err := readBlob(t, blobDir, ref)
 	if err != nil {
-		t.Fatalf("blob not on disk at %s: %v", blobPath, err)
+		t.Fatalf("blob %s not in the store: %v", ref, err)
 	}
-	if err := os.WriteFile(blobPath, bytes.Replace(original, []byte("4210.55"), []byte("9999.99"), 1), 0o640); err != nil {
-		t.Fatal(err)
-	}
+	writeBlob(t, blobDir, ref, bytes.Replace(original, []byte("4210.55"), []byte("9999.99"), 1))
 	h.expectError(h.call("GET", "/v1/artifacts/"+artifactID+"/raw", nil), 500, "internal", "")
-	if err := os.WriteFile(blobPath, original, 0o640); err != nil {
-		t.Fatal(err)
-	}
+	writeBlob(t, blobDir, ref, original)
 
 	// Deleting the conversation deletes its blob.
 	h.must(204, "DELETE", "/v1/conversations/"+w.conv, nil)
-	if _, err := os.Stat(blobPath); !os.IsNotExist(err) {
-		t.Errorf("blob %s still on disk after the conversation was deleted (stat: %v)", blobPath, err)
+	if blobStored(t, blobDir, ref) {
+		t.Errorf("blob %s still in the store after the conversation was deleted", ref)
 	}
 	h.expectError(h.call("GET", "/v1/artifacts/"+artifactID, nil), 404, "not_found", "")
 }
@@ -225,9 +219,8 @@ func TestEndedRequestLeavesNoBlob(t *testing.T) {
 		t.Fatal("recording a result with an ended context succeeded, want an error")
 	}
 	sum := sha256.Sum256(result)
-	path := filepath.Join(blobDir, hex.EncodeToString(sum[:])[:2], hex.EncodeToString(sum[:]))
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("blob %s of the failed write is still on disk (stat: %v)", path, err)
+	if ref := "sha256:" + hex.EncodeToString(sum[:]); blobStored(t, blobDir, ref) {
+		t.Errorf("blob %s of the failed write is still in the store", ref)
 	}
 	call := h.must(200, "GET", "/v1/tool-calls/"+w.call, nil)
 	if str(call, "status") != "pending" {
@@ -369,7 +362,7 @@ func TestOpenAPIIsServed(t *testing.T) {
 // exceed the batch size: many transactions, the assemblies (which hold most relationships)
 // first, the conversation node last, and nothing of it readable afterwards.
 func TestConversationIsDeletedInBatches(t *testing.T) {
-	store := openStore(t.TempDir())
+	store := openStore(newBlobLocation(t))
 	store.DeleteBatch = 7
 	h := newHarnessWith(t, store, "")
 	w := h.world()
@@ -422,7 +415,7 @@ func TestConversationTooLargeForATransactionIsDeleted(t *testing.T) {
 	if limit != "512.00MiB" {
 		t.Skipf("the test is sized for 512 MiB of transaction memory, and this Neo4j allows %s", limit)
 	}
-	store := openStore(t.TempDir())
+	store := openStore(newBlobLocation(t))
 	store.DeleteBatch = 1000
 	h := newHarnessWith(t, store, "")
 	w := h.world()

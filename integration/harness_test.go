@@ -29,8 +29,9 @@ import (
 	"github.com/ctxgraph/ctxgraph/server"
 )
 
-// The suite's real Neo4j store and blob directory, shared by tests that need no special
-// wiring. Tests isolate themselves by account: each harness makes fresh accounts.
+// The suite's real Neo4j store and blob location (a directory, or an s3:// URL: see
+// blobs_test.go), shared by tests that need no special wiring. Tests isolate themselves by
+// account: each harness makes fresh accounts.
 var (
 	neo4jServer neo4jtest.Server
 	sharedStore *cypher.Store
@@ -45,7 +46,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		os.Exit(1)
 	}
-	if blobDir, err = os.MkdirTemp("", "ctxgraph-blobs-"); err != nil {
+	if blobDir, err = setUpBlobStores(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		os.Exit(1)
 	}
@@ -59,7 +60,7 @@ func TestMain(m *testing.M) {
 		code = checkQueryCoverage()
 	}
 	sharedStore.Close(ctx)
-	os.RemoveAll(blobDir)
+	removeBlobLocation(blobDir)
 	os.Exit(code)
 }
 

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -378,12 +376,10 @@ func accountNodes(t *testing.T, account string) map[string]int64 {
 	return out
 }
 
-// blobFile reports whether the blob a reference names is on disk.
+// blobFile reports whether the blob a reference names is in the suite's blob store.
 func blobFile(t *testing.T, ref string) bool {
 	t.Helper()
-	hex := strings.TrimPrefix(ref, "sha256:")
-	_, err := os.Stat(filepath.Join(blobDir, hex[:2], hex))
-	return err == nil
+	return blobStored(t, blobDir, ref)
 }
 
 // fillAccount gives an account a conversation with a generation, tool results (one body

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,29 +53,11 @@ func cypherCount(t *testing.T, query string, params map[string]any) int64 {
 	return n
 }
 
-// orphanBlobs lists the payload files of the blob directory dir that no node of the graph
+// orphanBlobs lists the payloads of the blob location dir that no node of the graph
 // references, reading both without the code under test.
 func orphanBlobs(t *testing.T, dir string) []string {
 	t.Helper()
-	var files []string
-	fanouts, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fanouts {
-		if !f.IsDir() || len(f.Name()) != 2 {
-			continue
-		}
-		entries, err := os.ReadDir(filepath.Join(dir, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if len(e.Name()) == 64 {
-				files = append(files, "sha256:"+e.Name())
-			}
-		}
-	}
+	files := storedBlobs(t, dir)
 	if len(files) == 0 {
 		return nil
 	}
@@ -92,16 +72,16 @@ func orphanBlobs(t *testing.T, dir string) []string {
 	return out
 }
 
-// gatedHarness is a harness on a store of its own, with its own blob directory and a
+// gatedHarness is a harness on a store of its own, with its own blob location and a
 // statement gate; the store closes when the test ends.
 func gatedHarness(t *testing.T) (*cypher.Store, string, *statementGate, *harness) {
-	dir := t.TempDir()
+	dir := newBlobLocation(t)
 	store := openStore(dir)
 	t.Cleanup(func() { store.Close(context.Background()) })
 	return store, dir, gateStatements(store), newHarnessWith(t, store, "")
 }
 
-// proxiedStore is a store with blob directory dir that reaches the suite's Neo4j through a
+// proxiedStore is a store with blob location dir that reaches the suite's Neo4j through a
 // proxy the test can cut; the store closes when the test ends.
 func proxiedStore(t *testing.T, dir string) (*flakyProxy, *cypher.Store) {
 	target := strings.TrimPrefix(neo4jServer.URI, "bolt://")
@@ -315,7 +295,7 @@ func TestReplaysAfterDeletionCarryNoDeletedData(t *testing.T) {
 // Every write racing a conversation's deletion answers 201 before it or 404 after, never
 // 5xx, and what answered 404 wrote nothing; no blob is left that nothing references.
 func TestWritesRacingADeletionAnswer404(t *testing.T) {
-	dir := t.TempDir()
+	dir := newBlobLocation(t)
 	store := openStore(dir)
 	defer store.Close(context.Background())
 	h := newHarnessWith(t, store, "")
@@ -418,7 +398,7 @@ func TestWritesRacingADeletionAnswer404(t *testing.T) {
 // Big tool results posted while Neo4j is away answer 503 and leave no blob behind once the
 // sweeper has run after Neo4j came back.
 func TestNoOrphanBlobsAfterAnOutage(t *testing.T) {
-	dir := t.TempDir()
+	dir := newBlobLocation(t)
 	p, store := proxiedStore(t, dir)
 	h := newHarnessWith(t, store, "")
 	w := h.world()

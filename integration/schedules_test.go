@@ -66,7 +66,7 @@ func (h *harness) startServerIn(dir, bin string, env ...string) serverProcess {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "NEO4J_URI="+neo4jServer.URI, "NEO4J_USER="+neo4jServer.User, "NEO4J_PASSWORD="+neo4jServer.Password,
-		"NEO4J_DATABASE="+neo4jServer.Database, "CTXGRAPH_ADDR="+addr, "CTXGRAPH_BLOB_DIR="+blobDir,
+		"NEO4J_DATABASE="+neo4jServer.Database, "CTXGRAPH_ADDR="+addr, blobStoreEnv(blobDir),
 		"CTXGRAPH_API_KEYS="+h.account+"="+h.key)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = dir

@@ -333,9 +333,10 @@ type BlobStore interface {
 	// KindNotFound when missing).
 	Get(ctx context.Context, ref string) ([]byte, error)
 	// Remove deletes those of refs that no claim holds and that unreferenced reports
-	// unreferenced. unreferenced runs while the payloads are locked against Put, so a write
-	// cannot claim one between the check and the removal. Kinds: those of unreferenced,
-	// unavailable.
+	// unreferenced. A Put of one of them that claims it after the claims were checked
+	// still ends with the payload stored: the directory store locks the payloads against
+	// Put from the check to the removal, the object store lets the Put cancel the removal.
+	// Kinds: those of unreferenced, unavailable.
 	Remove(ctx context.Context, refs []string, unreferenced func(ctx context.Context, refs []string) ([]string, error)) error
 	// Refs lists the references of every stored payload, and removes what a crashed writer
 	// left behind (temporary files and claims older than the store's stale age). Kinds:

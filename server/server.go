@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -139,18 +140,28 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// OpenStore opens the blob directory and the Neo4j store over it, counting tokens with the
+// OpenBlobs opens the blob store at location: an S3-compatible object store
+// (s3://bucket/prefix, reached through the standard AWS configuration) or a directory.
+func OpenBlobs(location string) (model.BlobStore, error) {
+	if strings.HasPrefix(location, "s3://") {
+		return blob.OpenS3(context.Background(), location)
+	}
+	return blob.Open(location)
+}
+
+// OpenStore opens the blob store at blobs (OpenBlobs) and the Neo4j store over it, counting
+// tokens with the
 // o200k_base vocabulary and deriving memories under the promotion rules of each account's
 // default version (stored in the same graph; an account without one, the embedded default:
 // the providers' trust, which the servers fold into the embedded versions, does not change
 // promotion rules).
 // The schema is not migrated: that is the caller's (Store.Migrate).
-func OpenStore(neo4j cypher.Config, blobDir string) (*cypher.Store, error) {
-	blobs, err := blob.Open(blobDir)
+func OpenStore(neo4j cypher.Config, blobs string) (*cypher.Store, error) {
+	blobStore, err := OpenBlobs(blobs)
 	if err != nil {
 		return nil, err
 	}
-	store, err := cypher.Open(neo4j, blobs)
+	store, err := cypher.Open(neo4j, blobStore)
 	if err != nil {
 		return nil, err
 	}

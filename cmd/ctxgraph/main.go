@@ -3,7 +3,8 @@
 // `ctxgraph compare [files]` plays them through the peers' context strategies beside it.
 //
 // Configuration comes from the environment (DESIGN §5): NEO4J_URI, NEO4J_USER,
-// NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR, and
+// NEO4J_PASSWORD, NEO4J_DATABASE, CTXGRAPH_ADDR, CTXGRAPH_API_KEYS, CTXGRAPH_BLOB_DIR or
+// CTXGRAPH_BLOB_URL (an s3:// object store, with the standard AWS variables), and
 // CTXGRAPH_MAX_BODY for the largest accepted request body, CTXGRAPH_ASSEMBLER_MEMORY for the
 // heap the assembler's caches may hold (0: off), CTXGRAPH_READ_HEADER_TIMEOUT,
 // CTXGRAPH_READ_TIMEOUT, CTXGRAPH_WRITE_TIMEOUT and CTXGRAPH_IDLE_TIMEOUT for the bounds of
@@ -39,6 +40,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/ctxgraph/ctxgraph/api"
+	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/cmd/internal/process"
 	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
@@ -87,10 +89,15 @@ func main() {
 
 // Main is the program: its configuration and the parts it wires together.
 type Main struct {
-	Neo4j   cypher.Config
-	Addr    string
-	Keys    map[string]string
+	Neo4j cypher.Config
+	Addr  string
+	Keys  map[string]string
+	// BlobDir is the blob store's directory (CTXGRAPH_BLOB_DIR, or a file:// CTXGRAPH_BLOB_URL),
+	// unless BlobURL names an object store.
 	BlobDir string
+	// BlobURL is the blob store's object store (CTXGRAPH_BLOB_URL=s3://bucket/prefix), whose
+	// endpoint, region and credentials come from the standard AWS variables.
+	BlobURL string
 	MaxBody string
 	// AssemblerMemory is the heap, in bytes, that the assembler's caches may hold
 	// (CTXGRAPH_ASSEMBLER_MEMORY): three quarters for its copies of conversations, one for
@@ -154,6 +161,33 @@ var DevKeyFile = filepath.Join(".ctxgraph", "dev-api-key")
 // DefaultShutdownTimeout is how long a stopping server waits unless configured otherwise.
 const DefaultShutdownTimeout = 30 * time.Second
 
+// parseBlobStore reads where the blobs go: CTXGRAPH_BLOB_URL (s3://bucket/prefix, or
+// file:///path for a directory) or CTXGRAPH_BLOB_DIR, never both.
+func (m *Main) parseBlobStore(getenv func(string) string) error {
+	dir, location := getenv("CTXGRAPH_BLOB_DIR"), getenv("CTXGRAPH_BLOB_URL")
+	switch {
+	case location == "":
+		m.BlobDir = orDefault(dir, filepath.Join(".ctxgraph", "blobs"))
+	case dir != "":
+		return model.Invalid("CTXGRAPH_BLOB_URL", "CTXGRAPH_BLOB_URL and CTXGRAPH_BLOB_DIR are both set: the blob store is one or the other; unset one")
+	case strings.HasPrefix(location, "file://"):
+		path := strings.TrimPrefix(location, "file://")
+		if !filepath.IsAbs(path) {
+			return model.Invalid("CTXGRAPH_BLOB_URL", "CTXGRAPH_BLOB_URL: %q is not file:///absolute/path", location)
+		}
+		m.BlobDir = path
+	default:
+		if _, _, err := blob.ParseS3URL(location); err != nil {
+			return model.Invalid("CTXGRAPH_BLOB_URL", "CTXGRAPH_BLOB_URL: %v", err)
+		}
+		m.BlobURL = location
+	}
+	return nil
+}
+
+// blobStore is where the blobs go: the object store, or else the directory.
+func (m *Main) blobStore() string { return orDefault(m.BlobURL, m.BlobDir) }
+
 // ParseEnv reads the configuration.
 func (m *Main) ParseEnv(getenv func(string) string) error {
 	m.Neo4j = cypher.Config{
@@ -175,7 +209,9 @@ func (m *Main) ParseEnv(getenv func(string) string) error {
 		}
 		m.Providers = cfgs
 	}
-	m.BlobDir = orDefault(getenv("CTXGRAPH_BLOB_DIR"), filepath.Join(".ctxgraph", "blobs"))
+	if err := m.parseBlobStore(getenv); err != nil {
+		return err
+	}
 	m.MaxBody = getenv("CTXGRAPH_MAX_BODY")
 	if getenv("CTXGRAPH_RECORD_CACHE") != "" {
 		return model.Invalid("CTXGRAPH_RECORD_CACHE", "CTXGRAPH_RECORD_CACHE (a number of records) is replaced by CTXGRAPH_ASSEMBLER_MEMORY, a number of bytes such as 1GiB")
@@ -317,7 +353,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("tracing (OTEL_EXPORTER_OTLP_*): %w", err)
 	}
 	process.TuneGarbageCollector()
-	if m.store, err = server.OpenStore(m.Neo4j, m.BlobDir); err != nil {
+	if m.store, err = server.OpenStore(m.Neo4j, m.blobStore()); err != nil {
 		return err
 	}
 	m.store.SetRecordCache(m.AssemblerMemory - m.AssemblerMemory/4)
@@ -358,7 +394,7 @@ func (m *Main) Run(ctx context.Context) error {
 			log.Error("server stopped", zap.Error(err))
 		}
 	}()
-	log.Info("ctxgraph serving", zap.String("addr", m.Addr), zap.String("neo4j", m.Neo4j.URI), zap.String("blobDir", m.BlobDir))
+	log.Info("ctxgraph serving", zap.String("addr", m.Addr), zap.String("neo4j", m.Neo4j.URI), zap.String("blobs", m.blobStore()))
 	if m.DevKey != "" {
 		fmt.Printf("\nctxgraph is serving on http://%s\n", m.Addr)
 		fmt.Printf("development API key (account \"dev\"): %s\n", m.DevKey)

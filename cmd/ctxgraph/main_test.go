@@ -222,3 +222,37 @@ func TestLogProvidersWritesOneLinePerProvider(t *testing.T) {
 		}
 	}
 }
+
+// CTXGRAPH_BLOB_URL names an object store or a directory; with CTXGRAPH_BLOB_DIR as well, or
+// not a URL of either, it is a configuration error that names it.
+func TestParseEnvBlobStore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		dir, url         string
+		wantDir, wantURL string
+		bad              bool
+	}{
+		{wantDir: filepath.Join(".ctxgraph", "blobs")},
+		{dir: "/var/blobs", wantDir: "/var/blobs"},
+		{url: "s3://blobs/ctxgraph", wantURL: "s3://blobs/ctxgraph"},
+		{url: "file:///var/blobs", wantDir: "/var/blobs"},
+		{dir: "/var/blobs", url: "s3://blobs/ctxgraph", bad: true},
+		{url: "file://relative/blobs", bad: true},
+		{url: "gs://blobs/ctxgraph", bad: true},
+		{url: "s3://", bad: true},
+	} {
+		vars := map[string]string{"CTXGRAPH_BLOB_DIR": tc.dir, "CTXGRAPH_BLOB_URL": tc.url}
+		var m Main
+		err := m.ParseEnv(func(k string) string { return vars[k] })
+		var me *model.Error
+		if tc.bad {
+			if !errors.As(err, &me) || me.Field != "CTXGRAPH_BLOB_URL" {
+				t.Errorf("dir %q, url %q: got %v, want an error naming CTXGRAPH_BLOB_URL", tc.dir, tc.url, err)
+			}
+			continue
+		}
+		if err != nil || m.BlobDir != tc.wantDir || m.BlobURL != tc.wantURL {
+			t.Errorf("dir %q, url %q: got dir %q, url %q, %v; want dir %q, url %q", tc.dir, tc.url, m.BlobDir, m.BlobURL, err, tc.wantDir, tc.wantURL)
+		}
+	}
+}

@@ -27,6 +27,9 @@ environment:
   CTXGRAPH_API_KEYS             account=key pairs, comma-separated; unset: a development
                                 key for account "dev", kept in .ctxgraph/dev-api-key
   CTXGRAPH_BLOB_DIR             content-addressed store of large payloads (default .ctxgraph/blobs)
+  CTXGRAPH_BLOB_URL             instead, an object store: s3://bucket/prefix, with AWS_ENDPOINT_URL_S3
+                                (or AWS_ENDPOINT_URL), AWS_REGION, AWS_ACCESS_KEY_ID and
+                                AWS_SECRET_ACCESS_KEY; or file:///path for a directory
   CTXGRAPH_PROVIDERS_FILE       model providers (YAML); unset: the built-in echo provider
   CTXGRAPH_MAX_BODY             largest request body (default 16M)
   CTXGRAPH_ASSEMBLER_MEMORY     heap the assembler's caches may hold, e.g. 512MiB (default 1GiB, 0: off)
