@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/blob"
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/integration/s3test"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -87,11 +89,12 @@ func toolLoopProvider(t *testing.T) (*protocolServer, string) {
 // message or run is written twice, no blob is lost, and no request answers 5xx.
 func TestThreeServers(t *testing.T) {
 	provider, file := toolLoopProvider(t)
+	blobEnv, payloads := objectStoreOfItsOwn(t)
 	h := newProviderHarness(t)
 	bin := buildServer(t)
 	_, rest, _ := strings.Cut(neo4jServer.URI, "://")
 	env := append([]string{"CTXGRAPH_PROVIDERS_FILE=" + file, "OPENAI_KEY=sk-test",
-		"NEO4J_URI=neo4j://" + rest, "CTXGRAPH_NEO4J_READS=any"}, sharedBlobEnv(t)...)
+		"NEO4J_URI=neo4j://" + rest, "CTXGRAPH_NEO4J_READS=any"}, blobEnv...)
 	r := &rotation{h: h, chain: model.NewCausalChain(nil), by: make([]int, 3)}
 	for range 3 {
 		r.servers = append(r.servers, h.startServer(bin, env...))
@@ -197,11 +200,35 @@ func TestThreeServers(t *testing.T) {
 			users, answers, runs, calls, want, want, want, turns)
 	}
 
+	// The bucket holds the bodies of the artifacts that remain, and no other.
+	var refs []string
+	for _, d := range done[1:] {
+		art, _ := r.do(200, "GET", "/v1/artifacts/"+d.artifact, nil)
+		refs = append(refs, str(art, "resultRef"))
+	}
+	if got := payloads(); !sameSet(got, refs) {
+		t.Fatalf("the object store holds payloads %v, want the remaining artifacts' %v", got, refs)
+	}
+
 	r.do(204, "DELETE", "/v1/conversations/"+convID, nil)
 	for range r.servers {
 		r.do(404, "GET", "/v1/conversations/"+convID, nil)
 	}
+	waitWithin(t, 30*time.Second, 200*time.Millisecond, "the deleted conversation's payloads to go", func() error {
+		if left := payloads(); len(left) > 0 {
+			return fmt.Errorf("the object store still holds %v", left)
+		}
+		return nil
+	})
 	t.Logf("%d requests, %v per server, %d schedule ticks; no 5xx", r.sent, r.by, ticks)
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // sameJSONBytes reports whether two JSON documents hold the same value.
@@ -219,8 +246,39 @@ func shortSum(data []byte) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// sharedBlobEnv is the environment that gives the servers of a test the suite's blob store.
-func sharedBlobEnv(t *testing.T) []string {
+// objectStoreOfItsOwn is a prefix of the test run's S3 bucket (SeaweedFS under `make
+// test`) for a test's servers, with the environment that gives it to them, and a function
+// that lists the payloads it holds (the claims' and removals' bookkeeping left out).
+func objectStoreOfItsOwn(t *testing.T) (env []string, payloads func() []string) {
 	t.Helper()
-	return []string{"CTXGRAPH_BLOB_DIR=" + blobDir}
+	srv, err := s3test.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := srv.Client(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	location := srv.NewLocation("servers")
+	_, prefix, err := blob.ParseS3URL(location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.DeleteAll(context.Background(), cli, prefix) })
+	// The last value of a variable wins: the blob directory the harness gives is unset.
+	env = append(srv.Env(), "AWS_ENDPOINT_URL=", "AWS_PROFILE=", "CTXGRAPH_BLOB_DIR=", "CTXGRAPH_BLOB_URL="+location)
+	payloads = func() []string {
+		keys, err := srv.Keys(t.Context(), cli, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range keys {
+			if rest := strings.TrimPrefix(k, prefix); len(rest) == 67 && rest[2] == '/' {
+				out = append(out, "sha256:"+rest[3:])
+			}
+		}
+		return out
+	}
+	return env, payloads
 }
