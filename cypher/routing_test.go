@@ -1,6 +1,11 @@
 package cypher
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
 
 // On a cluster (a routing URI) reads go to the leader unless any member may answer them;
 // a direct URI has one server to read from.
@@ -23,5 +28,31 @@ func TestReadsRouteToTheLeaderOnAClusterUnlessAnyMayAnswer(t *testing.T) {
 			t.Errorf("%s (any reader %v): reads on the leader %v, want %v", tc.uri, tc.anyReader, s.readsOnLeader, tc.leader)
 		}
 		_ = s.driver.Close(t.Context())
+	}
+}
+
+// On a cluster a session starts from the client's bookmarks and the process's; on one
+// server (bolt://), which has applied every write it answered, from the client's alone.
+func TestSessionsStartFromTheBookmarksTheyNeed(t *testing.T) {
+	process := model.NewCausalChain([]string{"FB:process"})
+	sent := model.NewCausalChain([]string{"FB:client"})
+	none := model.NewCausalChain(nil)
+	for _, tc := range []struct {
+		name    string
+		request *model.CausalChain
+		direct  bool
+		want    []string
+	}{
+		{"cluster, a client's bookmark", sent, false, []string{"FB:process", "FB:client"}},
+		{"cluster, none sent", none, false, []string{"FB:process"}},
+		{"cluster, background work", nil, false, []string{"FB:process"}},
+		{"one server, a client's bookmark", sent, true, []string{"FB:client"}},
+		{"one server, none sent", none, true, nil},
+		{"one server, background work", nil, true, nil},
+	} {
+		got, _ := causalBookmarks{request: tc.request, process: process, direct: tc.direct}.GetBookmarks(t.Context())
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

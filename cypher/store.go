@@ -103,6 +103,8 @@ type Store struct {
 	unreachableSince atomic.Int64
 	// readsOnLeader routes reads as writes are routed, to the leader (Config.AnyReader).
 	readsOnLeader bool
+	// direct says the URI names one server (bolt://), not a cluster to route over.
+	direct bool
 	// written is the causal chain of this process's own work: every session starts from
 	// it, so that a read on any member sees every write this process answered before it.
 	written *model.CausalChain
@@ -116,17 +118,27 @@ func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.Sessio
 		mode = neo4j.AccessModeWrite
 	}
 	return s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode,
-		BookmarkManager: causalBookmarks{request: model.CausalChainOf(ctx), process: s.written}})
+		BookmarkManager: causalBookmarks{request: model.CausalChainOf(ctx), process: s.written, direct: s.direct}})
 }
 
 // causalBookmarks is the driver's bookmark manager of one session: the bookmarks of its
 // request's causal chain (none for the server's own background work) and of its process.
 type causalBookmarks struct {
 	request, process *model.CausalChain
+	// direct says the store talks to one Neo4j server (bolt://), which has applied every
+	// write it answered: a session sends only the bookmarks a client sent back, so that
+	// Neo4j checks them, and spares it checking the process's own on every transaction.
+	direct bool
 }
 
 // GetBookmarks returns the bookmarks a session must start from.
 func (b causalBookmarks) GetBookmarks(context.Context) (neo4j.Bookmarks, error) {
+	if b.direct {
+		if b.request == nil || !b.request.Sent() {
+			return nil, nil
+		}
+		return b.request.Bookmarks(), nil
+	}
 	bookmarks := b.process.Bookmarks()
 	if b.request != nil {
 		for _, r := range b.request.Bookmarks() {
@@ -177,6 +189,7 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		driver:        driver,
 		database:      cfg.Database,
 		readsOnLeader: strings.HasPrefix(scheme, "neo4j") && !cfg.AnyReader,
+		direct:        strings.HasPrefix(scheme, "bolt"),
 		blobs:         blobs,
 		InlineLimit:   DefaultInlineLimit,
 		Now:           func() time.Time { return time.Now().UTC() },

@@ -650,3 +650,36 @@ func waitUp(t *testing.T, call func(method, path string, body any) response) {
 		}
 	}
 }
+
+// The exact request a model call sent (kept for the inspector) holds the raw bodies it
+// included: a redaction takes them from it too, and nothing of the account holds the body
+// but the memories derived from it, which stay (DESIGN §10).
+func TestRedactionTakesTheBodyFromTheRequestsSent(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	echo := str(h.must(201, "POST", "/v1/conversations/"+w.conv+"/participants", map[string]any{"kind": "model", "name": "echo-bot", "provider": "echo"}), "id")
+	run := str(h.must(201, "POST", "/v1/branches/"+w.branch+"/runs", map[string]any{"participantId": echo, "runtimeKind": "chat", "triggerMessageId": w.message}), "id")
+	call := str(h.must(201, "POST", "/v1/runs/"+run+"/tool-calls", map[string]any{"tool": "sheet_read", "arguments": map[string]any{"sheet": "q3"}}), "id")
+	artifact := str(h.must(201, "POST", "/v1/tool-calls/"+call+"/result", map[string]any{"status": "succeeded",
+		"result": map[string]any{"figure": "secret-88"}, "privacyClass": "internal", "retention": map[string]any{"class": "redact_after", "after": "1ms"}}), "artifactId")
+	h.must(200, "PATCH", "/v1/runs/"+run, map[string]any{"status": "completed"})
+	gen := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": w.branch, "participantIds": []string{echo},
+		"userMessage": map[string]any{"content": "the figure?"}, "exactArtifactIds": []string{artifact}})
+	sentBy := str(first(gen, "runs"), "assemblyId")
+	if sent := h.call("GET", "/v1/assemblies/"+sentBy+"/request", nil); sent.status != 200 || !strings.Contains(string(sent.body), "secret-88") {
+		t.Fatalf("the model call's request before the sweep: %d %s; want it to hold the body", sent.status, sent.body)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if done := sweepRetention(t, "test-"+randomHex(4)); done.Redacted < 1 {
+		t.Fatalf("the sweep did %+v, want the redaction", done)
+	}
+	h.expectError(h.call("GET", "/v1/assemblies/"+sentBy+"/request", nil), 410, "gone", "")
+	if n := cypherCount(t, `MATCH (n {accountId: $a}) WHERE NOT n:ToolMemory AND any(k IN keys(n) WHERE
+			n[k] IS :: STRING AND n[k] CONTAINS 'secret-88' OR n[k] IS :: LIST<STRING> AND any(x IN n[k] WHERE x CONTAINS 'secret-88')) RETURN count(n)`,
+		map[string]any{"a": h.account}); n != 0 {
+		recs := cypherQuery(t, `MATCH (n {accountId: $a}) WHERE NOT n:ToolMemory WITH n, [k IN keys(n) WHERE
+			n[k] IS :: STRING AND n[k] CONTAINS 'secret-88' OR n[k] IS :: LIST<STRING> AND any(x IN n[k] WHERE x CONTAINS 'secret-88')] AS ks
+			WHERE size(ks) > 0 RETURN labels(n), n.id, ks`, map[string]any{"a": h.account})
+		t.Fatalf("%d nodes of the account still hold the redacted body: %v", n, recs[0].Values)
+	}
+}
