@@ -47,6 +47,12 @@ func TestAssembliesMatchTheGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed+1, err)
 		}
+		// The sections add up to the assembled count; the golden file predates them.
+		tokens := a.Tokens
+		if sec := tokens.Sections; sec == nil || sec.Instructions+sec.Context+sec.Messages+sec.ToolRounds+sec.Reply != tokens.Assembled {
+			t.Fatalf("seed %d: sections %+v do not add up to the %d tokens assembled", seed+1, sec, tokens.Assembled)
+		}
+		tokens.Sections = nil
 		out, err := json.Marshal(struct {
 			Messages    []model.ChatMessage
 			Included    []model.IncludedItem
@@ -56,7 +62,7 @@ func TestAssembliesMatchTheGolden(t *testing.T) {
 			Decisions   []model.Decision
 			Settled     []model.Decision
 			OmittedRefs []model.OmittedRef
-		}{a.Messages, a.Included, a.Tokens, a.Omitted, a.OverBudget, a.Decisions, a.Settled, a.OmittedRefs})
+		}{a.Messages, a.Included, tokens, a.Omitted, a.OverBudget, a.Decisions, a.Settled, a.OmittedRefs})
 		if err != nil {
 			t.Fatal(err)
 		}

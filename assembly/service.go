@@ -220,6 +220,8 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		TimingsMs: t,
 		Settled:   j.settled,
 	}
+	sections := Sections(tk, d.messages, first.message != nil)
+	a.Tokens.Sections = &sections
 	for k := range d.verdicts {
 		a.Recallable = a.Recallable || (d.verdicts[k].Included() && d.verdicts[k].RecallID != "")
 	}

@@ -332,15 +332,41 @@ func MessageTokens(c model.TokenCounter, role, content, name string) int {
 func ChatTokens(c model.TokenCounter, msgs []model.ChatMessage) int {
 	n := tokensPerReply
 	for _, m := range msgs {
-		n += MessageTokens(c, m.Role, m.Content, m.Name)
-		for _, call := range m.ToolCalls {
-			n += ToolCallTokens(c, call)
-		}
-		if m.ToolCallID != "" {
-			n += c.Count(m.ToolCallID)
-		}
+		n += chatMessageTokens(c, m)
 	}
 	return n
+}
+
+// chatMessageTokens counts one message of a request, its tool calls included.
+func chatMessageTokens(c model.TokenCounter, m model.ChatMessage) int {
+	n := MessageTokens(c, m.Role, m.Content, m.Name)
+	for _, call := range m.ToolCalls {
+		n += ToolCallTokens(c, call)
+	}
+	if m.ToolCallID != "" {
+		n += c.Count(m.ToolCallID)
+	}
+	return n
+}
+
+// Sections splits the tokens of a request, counted as ChatTokens counts them, by section;
+// instructed says that its first message is the lead instructions.
+func Sections(c model.TokenCounter, msgs []model.ChatMessage, instructed bool) model.TokenSections {
+	s := model.TokenSections{Reply: tokensPerReply}
+	for i, m := range msgs {
+		n := chatMessageTokens(c, m)
+		switch {
+		case i == 0 && instructed:
+			s.Instructions += n
+		case m.Role == "system":
+			s.Context += n
+		case m.Role == "tool" || len(m.ToolCalls) > 0:
+			s.ToolRounds += n
+		default:
+			s.Messages += n
+		}
+	}
+	return s
 }
 
 // ToolCallTokens counts one call of a tool round: its id, tool name and arguments, with the

@@ -135,7 +135,8 @@ async function openRun(runId, messageId) {
   }
 }
 
-const SECTION_COLORS = { instructions: '#7a5af8', message: '#1f5fbf', memory: '#12b76a', stale_marker: '#f79009', raw: '#d92d20',
+const SECTION_COLORS = { instructions: '#7a5af8', context: '#12b76a', messages: '#1f5fbf', toolRounds: '#f79009', reply: '#98a2b3',
+  assembled: '#1f5fbf', message: '#1f5fbf', memory: '#12b76a', stale_marker: '#f79009', raw: '#d92d20',
   recovery: '#e31b54', reference: '#98a2b3', safe_summary: '#0ba5ec', conflict: '#ee46bc', checkpoint: '#6172f3', skills: '#475467' };
 
 async function renderCall(step, call, policies) {
@@ -166,17 +167,21 @@ async function renderCall(step, call, policies) {
     renderRequest(req, JSON.parse(new TextDecoder().decode(sent.bytes)));
   }
 
-  // Tokens by section against the budget.
+  // Tokens by section against the budget (records made before sections were counted show
+  // the total alone), and the included records by form.
   const count = {};
   for (const inc of a.included) count[inc.as] = (count[inc.as] || 0) + 1;
-  const budget = t.budget || t.assembled;
+  const budget = Math.max(t.budget || 0, t.assembled);
+  const sections = t.sections ? Object.entries(t.sections) : [['assembled', t.assembled]];
+  const sectionSum = sections.reduce((n, [, v]) => n + v, 0);
   step.append(el('h3', {}, 'Tokens'),
     el('div', {}, el('span', { class: 'kv', 'data-tokens': t.assembled }, `assembled ${t.assembled} of a budget of ${t.budget}`),
       el('span', { class: 'kv' }, `history replay would send ${t.baseline}`), a.overBudget ? el('span', { class: 'mismatch' }, 'over budget') : null),
-    el('div', { class: 'bar', title: `${t.assembled} / ${budget}` },
-      el('span', { style: `width:${Math.min(100, 100 * t.assembled / budget)}%;background:${SECTION_COLORS.message}` })),
-    el('div', { class: 'legend' }, Object.entries(count).map(([as, n]) =>
-      el('span', {}, el('i', { style: `background:${SECTION_COLORS[as] || '#999'}` }), `${as}: ${n} record${n === 1 ? '' : 's'}`))));
+    el('div', { class: 'bar', title: `${t.assembled} / ${budget}`, 'data-sections-sum': sectionSum },
+      sections.map(([name, n]) => el('span', { title: `${name} ${n}`, style: `width:${100 * n / budget}%;background:${SECTION_COLORS[name] || '#999'}` }))),
+    el('div', { class: 'legend' }, sections.map(([name, n]) =>
+      el('span', { 'data-section': name }, el('i', { style: `background:${SECTION_COLORS[name] || '#999'}` }), `${name}: ${n} tokens`))),
+    el('div', { class: 'legend' }, Object.entries(count).map(([as, n]) => el('span', {}, `${as}: ${n} record${n === 1 ? '' : 's'}`))));
 
   const records = Object.fromEntries(own.records.map((r) => [r.ref, r]));
   // Included records, in the request's order, with form, rule and reason.

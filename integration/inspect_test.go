@@ -258,6 +258,8 @@ func TestInspectorInChromium(t *testing.T) {
 		PageURL, AssemblyID, ShownSha256, RecordedSha256, Raw, DiffIdentical string
 		KeyInStorage, Verified                                               bool
 		RequestMessages                                                      []string
+		Tokens, SectionsSum                                                  int
+		Sections                                                             []string
 		Omitted                                                              []struct{ Ref, Type, Reason string }
 		DiffRows                                                             []struct{ Ref, Change, Other string }
 	}
@@ -288,6 +290,9 @@ func TestInspectorInChromium(t *testing.T) {
 	if !seen.Verified || seen.ShownSha256 != seen.RecordedSha256 || seen.ShownSha256 != hex.EncodeToString(sum[:]) || sent.status != 200 {
 		t.Errorf("the page computed sha256 %s (verified %v) against the recorded %s; the body the API answers (%d) hashes to %x",
 			seen.ShownSha256, seen.Verified, seen.RecordedSha256, sent.status, sum)
+	}
+	if want := []string{"instructions", "context", "messages", "toolRounds", "reply"}; seen.Tokens == 0 || seen.SectionsSum != seen.Tokens || !slices.Equal(seen.Sections, want) {
+		t.Errorf("the token bar shows sections %v adding up to %d of %d tokens; want %v adding up to all", seen.Sections, seen.SectionsSum, seen.Tokens, want)
 	}
 	if !slices.Contains(seen.RequestMessages, "Check the EU figure.") {
 		t.Errorf("the request shown holds %q, want the reviewer's question", seen.RequestMessages)

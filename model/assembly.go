@@ -306,6 +306,21 @@ type TokenCounts struct {
 	// cut (the instructions and the unresolved tool state, compacted as far as it goes):
 	// everything the request then holds.
 	Protected int `json:"protected,omitempty"`
+	// Sections splits Assembled by what the tokens are in the request; records made before
+	// it was counted have none.
+	Sections *TokenSections `json:"sections,omitempty"`
+}
+
+// TokenSections splits an assembled request's tokens: the lead instructions, the context
+// block (every other system message: memories, references, markers, checkpoints), the
+// conversation's messages, the tool rounds (the calls a model asked for and their
+// results), and the tokens every reply is primed with. They add up to the assembled count.
+type TokenSections struct {
+	Instructions int `json:"instructions"`
+	Context      int `json:"context"`
+	Messages     int `json:"messages"`
+	ToolRounds   int `json:"toolRounds"`
+	Reply        int `json:"reply"`
 }
 
 // Timings splits an assembly's time between its stages, in milliseconds.

@@ -47,6 +47,9 @@ try {
   seen.recordedSha256 = await check.getAttribute('data-recorded-sha256');
   seen.verified = (await check.getAttribute('class')) === 'verified';
   seen.requestMessages = await step.locator('.request .msg pre').allTextContents();
+  seen.tokens = Number(await step.locator('[data-tokens]').getAttribute('data-tokens'));
+  seen.sectionsSum = Number(await step.locator('[data-sections-sum]').getAttribute('data-sections-sum'));
+  seen.sections = await step.locator('[data-section]').evaluateAll((els) => els.map((e) => e.dataset.section));
   seen.omitted = await step.locator('table.omitted tr[data-ref]').evaluateAll((rows) =>
     rows.map((r) => ({ ref: r.dataset.ref, type: r.dataset.type, reason: r.querySelector('.reason').textContent })));
   seen.included = await step.locator('table.included tr[data-ref]').evaluateAll((rows) => rows.map((r) => r.dataset.ref));
