@@ -673,7 +673,11 @@ func TestRedactionTakesTheBodyFromTheRequestsSent(t *testing.T) {
 	if done := sweepRetention(t, "test-"+randomHex(4)); done.Redacted < 1 {
 		t.Fatalf("the sweep did %+v, want the redaction", done)
 	}
-	h.expectError(h.call("GET", "/v1/assemblies/"+sentBy+"/request", nil), 410, "gone", "")
+	gone := h.call("GET", "/v1/assemblies/"+sentBy+"/request", nil)
+	h.expectError(gone, 410, "gone", "")
+	if !strings.Contains(string(gone.body), "redacted") {
+		t.Errorf("the 410 does not say the record went with a redaction: %s", gone.body)
+	}
 	if n := cypherCount(t, `MATCH (n {accountId: $a}) WHERE NOT n:ToolMemory AND any(k IN keys(n) WHERE
 			n[k] IS :: STRING AND n[k] CONTAINS 'secret-88' OR n[k] IS :: LIST<STRING> AND any(x IN n[k] WHERE x CONTAINS 'secret-88')) RETURN count(n)`,
 		map[string]any{"a": h.account}); n != 0 {

@@ -4,4 +4,4 @@
 // No row when the assembly is not the account's or its conversation was deleted.
 MATCH (a:ContextAssembly {id: $id, accountId: $accountId})
 WHERE EXISTS { MATCH (cv:Conversation {id: a.conversationId, accountId: $accountId}) WHERE cv.deletedAt IS NULL }
-RETURN a {.requestBody, .requestSha256, .recordState, .recordTrimmedAt, .keepPerBranch, .policyVersion} AS a
+RETURN a {.requestBody, .requestSha256, .recordState, .recordTrimmed, .recordTrimmedAt, .keepPerBranch, .policyVersion} AS a
