@@ -220,8 +220,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		TimingsMs: t,
 		Settled:   j.settled,
 	}
-	sections := Sections(tk, d.messages, first.message != nil)
-	a.Tokens.Sections = &sections
+	a.Tokens.Sections = Sections(tk, d.messages, first.message != nil)
 	for k := range d.verdicts {
 		a.Recallable = a.Recallable || (d.verdicts[k].Included() && d.verdicts[k].RecallID != "")
 	}

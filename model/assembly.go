@@ -307,8 +307,9 @@ type TokenCounts struct {
 	// everything the request then holds.
 	Protected int `json:"protected,omitempty"`
 	// Sections splits Assembled by what the tokens are in the request; records made before
-	// it was counted have none.
-	Sections *TokenSections `json:"sections,omitempty"`
+	// it was counted have none (the zero value, which a real assembly never has: its reply
+	// is always primed).
+	Sections TokenSections `json:"sections,omitzero"`
 }
 
 // TokenSections splits an assembled request's tokens: the lead instructions, the context
