@@ -49,7 +49,7 @@ func TestAssembliesMatchTheGolden(t *testing.T) {
 		}
 		// The sections add up to the assembled count; the golden file predates them.
 		tokens := a.Tokens
-		if sec := tokens.Sections; sec.Instructions+sec.Context+sec.Messages+sec.ToolRounds+sec.Reply != tokens.Assembled {
+		if sec := tokens.Sections; sec.Instructions+sec.Context+sec.Messages+sec.ToolRounds+sec.Reply != tokens.Assembled || sec.Reply == 0 {
 			t.Fatalf("seed %d: sections %+v do not add up to the %d tokens assembled", seed+1, sec, tokens.Assembled)
 		}
 		tokens.Sections = model.TokenSections{}

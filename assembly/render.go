@@ -32,9 +32,11 @@ type draft struct {
 	self string
 	// lead is the instructions message the request starts with.
 	lead lead
-	// messages and included are the last rendering, took the time spent rendering.
+	// messages and included are the last rendering, sections its tokens, took the time
+	// spent rendering.
 	messages []model.ChatMessage
 	included []model.IncludedItem
+	sections model.TokenSections
 	took     time.Duration
 }
 
@@ -69,9 +71,9 @@ func (d *draft) measure() int {
 	start := time.Now()
 	rerender(d.verdicts, d.texts, d.forms, d.provider, d.raw, d.names)
 	d.messages, d.included = render(d.lead, d.verdicts, d.texts, d.head, d.rounds, d.self)
-	n := ChatTokens(d.tk, d.messages)
+	d.sections = Sections(d.tk, d.messages, d.lead.message != nil)
 	d.took += time.Since(start)
-	return n
+	return d.sections.Total()
 }
 
 // lead is the system message of instructions a request starts with (DESIGN §8): the same

@@ -220,7 +220,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		TimingsMs: t,
 		Settled:   j.settled,
 	}
-	a.Tokens.Sections = Sections(tk, d.messages, first.message != nil)
+	a.Tokens.Sections = d.sections
 	for k := range d.verdicts {
 		a.Recallable = a.Recallable || (d.verdicts[k].Included() && d.verdicts[k].RecallID != "")
 	}

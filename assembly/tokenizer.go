@@ -330,11 +330,7 @@ func MessageTokens(c model.TokenCounter, role, content, name string) int {
 
 // ChatTokens counts a whole request.
 func ChatTokens(c model.TokenCounter, msgs []model.ChatMessage) int {
-	n := tokensPerReply
-	for _, m := range msgs {
-		n += chatMessageTokens(c, m)
-	}
-	return n
+	return Sections(c, msgs, false).Total()
 }
 
 // chatMessageTokens counts one message of a request, its tool calls included.
@@ -349,8 +345,8 @@ func chatMessageTokens(c model.TokenCounter, m model.ChatMessage) int {
 	return n
 }
 
-// Sections splits the tokens of a request, counted as ChatTokens counts them, by section;
-// instructed says that its first message is the lead instructions.
+// Sections counts the tokens of a request by section; instructed says that its first
+// message is the lead instructions.
 func Sections(c model.TokenCounter, msgs []model.ChatMessage, instructed bool) model.TokenSections {
 	s := model.TokenSections{Reply: tokensPerReply}
 	for i, m := range msgs {

@@ -147,8 +147,14 @@ func (d *Dir) Get(_ context.Context, ref string) ([]byte, error) {
 		return nil, model.NotFound("blob", ref)
 	}
 	if err != nil {
-		return nil, model.Unavailable("blob store cannot be read", err)
+		return nil, unreadable(err)
 	}
+	return verified(ref, data)
+}
+
+// verified returns data when it hashes to ref; a payload changed behind the store's back
+// is KindInternal.
+func verified(ref string, data []byte) ([]byte, error) {
 	if got := Ref(data); got != ref {
 		return nil, model.Internal("blob failed its hash check", fmt.Errorf("blob %s hashes to %s", ref, got))
 	}

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -200,10 +202,7 @@ func (s *S3) Get(ctx context.Context, ref string) ([]byte, error) {
 	if err != nil {
 		return nil, unreadable(err)
 	}
-	if got := Ref(data); got != ref {
-		return nil, model.Internal("blob failed its hash check", fmt.Errorf("blob %s hashes to %s", ref, got))
-	}
-	return data, nil
+	return verified(ref, data)
 }
 
 // getTrashed reads a trashed copy of the payload, or the payload itself if a removal put it
@@ -235,7 +234,7 @@ func (s *S3) Remove(ctx context.Context, refs []string, unreferenced func(contex
 		}
 		hexes[ref] = h
 	}
-	candidates, err := s.unclaimedUnreferenced(ctx, sortedKeys(hexes), hexes, unreferenced)
+	candidates, err := s.unclaimedUnreferenced(ctx, slices.Sorted(maps.Keys(hexes)), hexes, unreferenced)
 	if err != nil || len(candidates) == 0 {
 		return err
 	}
@@ -565,13 +564,4 @@ func randomSuffix() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

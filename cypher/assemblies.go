@@ -460,18 +460,21 @@ func (s *Store) SentRequest(ctx context.Context, accountID, assemblyID string) (
 	return model.SentRequest{AssemblyID: assemblyID, RequestSha256: row.A.str("requestSha256"), Body: []byte(body)}, nil
 }
 
+// trimmedBy says, for each recordTrimmed but the records-keeping sweep's, what took the
+// record.
+var trimmedBy = map[string]string{
+	"redacted_artifact": "an artifact it included raw was redacted at the end of its retention (DESIGN §10)",
+	"deleted_artifact":  "an artifact it included raw was deleted at the end of its retention (DESIGN §10)",
+	"erased_artifact":   "an artifact it included raw was erased (POST /v1/artifacts/{id}/erase)",
+}
+
 // trimmedRecord is the error of a read of an assembly whose full record was trimmed
 // (DESIGN §10), naming why (recordTrimmed).
 func trimmedRecord(id string, a props) error {
 	at := a.time("recordTrimmedAt").Format(time.RFC3339)
 	const counts = "; its counts stay on the ContextAssembly node"
-	switch a.str("recordTrimmed") {
-	case "redacted_artifact":
-		return model.Gone("the record of assembly %q was trimmed at %s, when an artifact it included raw was redacted at the end of its retention (DESIGN §10)"+counts, id, at)
-	case "deleted_artifact":
-		return model.Gone("the record of assembly %q was trimmed at %s, when an artifact it included raw was deleted at the end of its retention (DESIGN §10)"+counts, id, at)
-	case "erased_artifact":
-		return model.Gone("the record of assembly %q was trimmed at %s, when an artifact it included raw was erased (POST /v1/artifacts/{id}/erase)"+counts, id, at)
+	if why, ok := trimmedBy[a.str("recordTrimmed")]; ok {
+		return model.Gone("the record of assembly %q was trimmed at %s, when %s"+counts, id, at, why)
 	}
 	return model.Gone("the record of assembly %q was trimmed at %s: it was no longer among the latest %d assemblies of its branch and was not sampled (records.keepPerBranch and records.sampleRate of policy version %s, DESIGN §10)"+counts,
 		id, at, a.i64("keepPerBranch"), a.str("policyVersion"))

@@ -3,7 +3,6 @@ package cypher
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -158,25 +157,17 @@ func (g *groupCommit) writeBatch(s *Store, batch []*pendingRow) {
 // joinedChain is the causal chain of a batch: it starts from the bookmarks of every row's
 // request, so that the batch sees what each of them must.
 func joinedChain(rows []*pendingRow) *model.CausalChain {
-	var bookmarks []string
-	for _, p := range rows {
-		if c := model.CausalChainOf(p.ctx); c != nil {
-			for _, b := range c.Bookmarks() {
-				if !slices.Contains(bookmarks, b) {
-					bookmarks = append(bookmarks, b)
-				}
-			}
-		}
+	chains := make([]*model.CausalChain, len(rows))
+	for i, p := range rows {
+		chains[i] = model.CausalChainOf(p.ctx)
 	}
-	return model.NewCausalChain(bookmarks)
+	return model.NewCausalChain(model.JoinedBookmarks(chains...))
 }
 
-// answer advances the row's request past its batch (chain, when the row was written in
-// one), then answers it.
+// answer advances the row's request past its batch (chain, nil when the row was written
+// alone), then answers it.
 func (p *pendingRow) answer(chain *model.CausalChain, r rowResult) {
-	if c := model.CausalChainOf(p.ctx); c != nil && chain != nil {
-		c.Advance(nil, chain.Bookmarks())
-	}
+	model.CausalChainOf(p.ctx).Advance(nil, chain.Bookmarks())
 	p.done <- r
 }
 

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -134,28 +133,18 @@ type causalBookmarks struct {
 // GetBookmarks returns the bookmarks a session must start from.
 func (b causalBookmarks) GetBookmarks(context.Context) (neo4j.Bookmarks, error) {
 	if b.direct {
-		if b.request == nil || !b.request.Sent() {
+		if !b.request.Sent() {
 			return nil, nil
 		}
 		return b.request.Bookmarks(), nil
 	}
-	bookmarks := b.process.Bookmarks()
-	if b.request != nil {
-		for _, r := range b.request.Bookmarks() {
-			if !slices.Contains(bookmarks, r) {
-				bookmarks = append(bookmarks, r)
-			}
-		}
-	}
-	return bookmarks, nil
+	return model.JoinedBookmarks(b.process, b.request), nil
 }
 
 // UpdateBookmarks advances both chains past a transaction's end.
 func (b causalBookmarks) UpdateBookmarks(_ context.Context, previous, next neo4j.Bookmarks) error {
 	b.process.Advance(previous, next)
-	if b.request != nil {
-		b.request.Advance(previous, next)
-	}
+	b.request.Advance(previous, next)
 	return nil
 }
 
@@ -489,7 +478,7 @@ func execute[T any](ctx context.Context, s *Store, mode neo4j.AccessMode, work f
 // while (unavailable), or a query that failed (failed). A cancelled request is neither.
 func (s *Store) translate(ctx context.Context, err error) error {
 	out := translate(err)
-	if chain := model.CausalChainOf(ctx); bookmarkRefused(err) && (chain == nil || !chain.Sent()) {
+	if bookmarkRefused(err) && !model.CausalChainOf(ctx).Sent() {
 		// The request sent no bookmark back, so the refused ones are this process's own:
 		// they name writes the database does not have (it was restored from a backup, or
 		// replaced). Forget them, or every later transaction would wait for them in vain,

@@ -324,6 +324,11 @@ type TokenSections struct {
 	Reply        int `json:"reply"`
 }
 
+// Total is the tokens of every section.
+func (s TokenSections) Total() int {
+	return s.Instructions + s.Context + s.Messages + s.ToolRounds + s.Reply
+}
+
 // Timings splits an assembly's time between its stages, in milliseconds.
 type Timings struct {
 	Graph     float64 `json:"graph"`

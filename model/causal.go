@@ -15,7 +15,8 @@ const BookmarkField = "X-Ctxgraph-Bookmark"
 // A store serves a request's reads from a database member that has applied them, so that a
 // client that writes through one server and reads through another, on a cluster whose
 // followers answer reads, still sees its own writes. The bookmarks are the database's own
-// opaque values. It is safe for concurrent use.
+// opaque values. It is safe for concurrent use, and a nil chain is none: it holds no
+// bookmarks and advances nowhere.
 type CausalChain struct {
 	mu        sync.Mutex
 	bookmarks []string
@@ -30,11 +31,14 @@ func NewCausalChain(bookmarks []string) *CausalChain {
 }
 
 // Sent reports whether the chain started from bookmarks a client sent back.
-func (c *CausalChain) Sent() bool { return c.sent }
+func (c *CausalChain) Sent() bool { return c != nil && c.sent }
 
 // Forget drops the chain's bookmarks: the database no longer has the writes they name (it
 // was restored from a backup, or replaced), and waiting for them would never end.
 func (c *CausalChain) Forget() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.bookmarks = nil
@@ -42,6 +46,9 @@ func (c *CausalChain) Forget() {
 
 // Bookmarks returns a copy of the chain's bookmarks.
 func (c *CausalChain) Bookmarks() []string {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.bookmarks)
@@ -51,11 +58,11 @@ func (c *CausalChain) Bookmarks() []string {
 // end returned: the chain then holds the newest bookmark of every line of work that
 // advanced it, and of none that a later one already covers.
 func (c *CausalChain) Advance(previous, next []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(next) == 0 {
+	if c == nil || len(next) == 0 {
 		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	kept := c.bookmarks[:0]
 	for _, b := range c.bookmarks {
 		if !slices.Contains(previous, b) && !slices.Contains(next, b) {
@@ -63,6 +70,20 @@ func (c *CausalChain) Advance(previous, next []string) {
 		}
 	}
 	c.bookmarks = append(kept, next...)
+}
+
+// JoinedBookmarks returns the bookmarks of every chain, each once, in order: what a unit of
+// work that must see what each of them saw starts from.
+func JoinedBookmarks(chains ...*CausalChain) []string {
+	var out []string
+	for _, c := range chains {
+		for _, b := range c.Bookmarks() {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }
 
 type causalKey struct{}

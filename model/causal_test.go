@@ -27,3 +27,16 @@ func TestCausalChainKeepsTheNewestOfEachLineOfWork(t *testing.T) {
 		})
 	}
 }
+
+// A nil chain is none; joining chains keeps each bookmark once, in order.
+func TestJoinedBookmarksAndTheNilChain(t *testing.T) {
+	var none *CausalChain
+	none.Advance(nil, []string{"x"})
+	if none.Sent() || none.Bookmarks() != nil {
+		t.Fatalf("a nil chain holds %q, sent %v", none.Bookmarks(), none.Sent())
+	}
+	got := JoinedBookmarks(NewCausalChain([]string{"a", "b"}), none, NewCausalChain([]string{"b", "c"}))
+	if want := []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

@@ -410,7 +410,7 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 	}
 	var mu sync.Mutex
 	var ds []time.Duration
-	neoBefore, selfBefore := b.neo4jCPU(), selfCPU()
+	cpuBefore := b.cpuNow()
 	start := time.Now()
 	deadline := start.Add(b.o.loadDur)
 	var wg sync.WaitGroup
@@ -434,11 +434,7 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 	}
 	wg.Wait()
 	l.Elapsed, l.Lat = time.Since(start), summarize(ds)
-	l.Neo4jCores = -1
-	if neoAfter := b.neo4jCPU(); neoBefore >= 0 && neoAfter >= neoBefore {
-		l.Neo4jCores = (neoAfter - neoBefore).Seconds() / l.Elapsed.Seconds()
-	}
-	l.SelfCores = (selfCPU() - selfBefore).Seconds() / l.Elapsed.Seconds()
+	l.Neo4jCores, l.SelfCores = b.coresSince(cpuBefore, l.Elapsed)
 	if l.Errors > 0 {
 		b.failures = append(b.failures, fmt.Sprintf("generation load: %d errors (last: %s)", l.Errors, clipS(l.Err, 300)))
 	}

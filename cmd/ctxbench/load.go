@@ -207,7 +207,7 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	deadline := time.Now().Add(b.o.loadDur)
 	start := time.Now()
 	queriesBefore := cypher.QueryTimes()
-	neoBefore, selfBefore := b.neo4jCPU(), selfCPU()
+	cpuBefore := b.cpuNow()
 	var stopProfile func()
 	lv.Profile, stopProfile = b.startProfile(fmt.Sprintf("load-%d", clients))
 	var wg sync.WaitGroup
@@ -253,11 +253,7 @@ func (b *bench) loadLevel(ctx context.Context, level, clients int, asmBody []byt
 	wg.Wait()
 	lv.Elapsed = time.Since(start)
 	stopProfile()
-	lv.Neo4jCores = -1
-	if neoAfter := b.neo4jCPU(); neoBefore >= 0 && neoAfter >= neoBefore {
-		lv.Neo4jCores = (neoAfter - neoBefore).Seconds() / lv.Elapsed.Seconds()
-	}
-	lv.SelfCores = (selfCPU() - selfBefore).Seconds() / lv.Elapsed.Seconds()
+	lv.Neo4jCores, lv.SelfCores = b.coresSince(cpuBefore, lv.Elapsed)
 	lv.Queries = queryTimesSince(queriesBefore)
 	lv.Checkpoints = b.checkpoints(start, start.Add(lv.Elapsed))
 	all = append(append(all, asm...), wr...)
@@ -302,6 +298,23 @@ func (b *bench) neo4jCPU() time.Duration {
 		return -1
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// cpuMark is the CPU time the local Neo4j (-1: unknown) and this process had used at a
+// moment.
+type cpuMark struct{ neo4j, self time.Duration }
+
+func (b *bench) cpuNow() cpuMark { return cpuMark{b.neo4jCPU(), selfCPU()} }
+
+// coresSince is the cores the local Neo4j (-1: unknown) and this process used on average
+// over the elapsed time since before.
+func (b *bench) coresSince(before cpuMark, elapsed time.Duration) (neo4j, self float64) {
+	now := b.cpuNow()
+	neo4j = -1
+	if before.neo4j >= 0 && now.neo4j >= before.neo4j {
+		neo4j = (now.neo4j - before.neo4j).Seconds() / elapsed.Seconds()
+	}
+	return neo4j, (now.self - before.self).Seconds() / elapsed.Seconds()
 }
 
 // selfCPU is the CPU time this process has used (user and system).
