@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -53,6 +54,23 @@ func TestSessionsStartFromTheBookmarksTheyNeed(t *testing.T) {
 		got, _ := causalBookmarks{request: tc.request, process: process, direct: tc.direct}.GetBookmarks(t.Context())
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The process's chain holds what its sessions start from, however many there were: on a
+// cluster each session replaces the bookmarks it started from with the one it ended at; on
+// one server, where sessions never send the process's, it holds none.
+func TestTheProcessChainStaysBounded(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		process := model.NewCausalChain(nil)
+		for i := range 1000 {
+			b := causalBookmarks{request: model.NewCausalChain(nil), process: process, direct: direct}
+			previous, _ := b.GetBookmarks(t.Context())
+			_ = b.UpdateBookmarks(t.Context(), previous, []string{"FB:" + strconv.Itoa(i)})
+		}
+		if n := len(process.Bookmarks()); n > 1 || (direct && n != 0) {
+			t.Errorf("direct %v: after 1,000 sessions the process holds %d bookmarks", direct, n)
 		}
 	}
 }

@@ -141,9 +141,13 @@ func (b causalBookmarks) GetBookmarks(context.Context) (neo4j.Bookmarks, error) 
 	return model.JoinedBookmarks(b.process, b.request), nil
 }
 
-// UpdateBookmarks advances both chains past a transaction's end.
+// UpdateBookmarks advances both chains past a transaction's end. On one server the
+// process's chain is never sent, so it is not kept either: its sessions start from no
+// bookmark, and each would add one to it for good.
 func (b causalBookmarks) UpdateBookmarks(_ context.Context, previous, next neo4j.Bookmarks) error {
-	b.process.Advance(previous, next)
+	if !b.direct {
+		b.process.Advance(previous, next)
+	}
 	b.request.Advance(previous, next)
 	return nil
 }
