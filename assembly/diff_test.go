@@ -80,7 +80,7 @@ func diffLineage(now time.Time) (*recordedGraph, model.AssemblyRequest) {
 		"art_1": {ArtifactID: "art_1", Arguments: json.RawMessage(`{"path":"q3.csv"}`), Result: json.RawMessage(`{"eu":3460000}`)},
 		"art_2": {ArtifactID: "art_2", Arguments: json.RawMessage(`{"folder":"finance"}`), Result: json.RawMessage(`{"session":"pick_123"}`)},
 	}}}
-	g.snap = model.Snapshot{ConversationID: "cnv_1", Candidates: cands, ParticipantNames: map[string]string{"pt_me": "me"},
+	g.snap = model.Snapshot{ConversationID: "cnv_1", Candidates: model.CandidatePointers(cands), ParticipantNames: map[string]string{"pt_me": "me"},
 		Participant: model.Participant{ID: "pt_me", Provider: "openai", Model: "gpt-4.1"},
 		Run:         &model.Run{ID: run, RuntimeKind: model.RuntimeChat, Status: "running"}}
 	req := model.AssemblyRequest{BranchID: "br", ParticipantID: "pt_me", RunID: run, TokenBudget: 4000, Now: now, AsOf: now, ToolRounds: true}

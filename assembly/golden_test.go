@@ -283,7 +283,7 @@ func generatedLineage(seed uint64) (*snapshotGraph, model.AssemblyRequest) {
 			}
 		}
 	}
-	g.snap = model.Snapshot{ConversationID: "cnv_1", Candidates: ordered, ParticipantNames: names, BaselineTokens: 1234,
+	g.snap = model.Snapshot{ConversationID: "cnv_1", Candidates: model.CandidatePointers(ordered), ParticipantNames: names, BaselineTokens: 1234,
 		Participant:          model.Participant{ID: "pt_me", Provider: pick(r, "openai", "anthropic"), Model: "gpt-4.1"},
 		StructurallyExcluded: r.IntN(3), ExcludedRefs: []string{"msg_elsewhere"}}
 	req := model.AssemblyRequest{BranchID: "br", ParticipantID: "pt_me", TokenBudget: 30 + r.IntN(2500), Now: now, AsOf: now,

@@ -17,13 +17,17 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds, Recall: req.Recall,
 	}
 	key, shape := "", ""
+	var parent *judgement
 	if snap.View != "" {
 		key, shape = judgementKey(snap.View, req.BranchID, v.ID, judgedReq, tk.Name())
 		if j := s.judgements.get(key, req.Now); j != nil {
 			return j, nil
 		}
+		if snap.ViewParent != "" {
+			parent = s.judgements.ofView(shape, snap.ViewParent)
+		}
 	}
-	j, policyTime, readTime, serializeTime, err := s.judge(ctx, accountID, v, judgedReq, snap, tk)
+	j, policyTime, readTime, serializeTime, err := s.judge(ctx, accountID, v, judgedReq, snap, tk, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +36,7 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 	t.Serialize += ms(serializeTime)
 	if key != "" {
 		j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
-		j.shape = shape
+		j.shape, j.view = shape, snap.View
 		s.judgements.put(key, j)
 	}
 	return j, nil
@@ -40,9 +44,12 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 
 // judge runs the policies over a snapshot's candidates, reads the raw bodies they selected
 // and renders and prices every record they include, as a judgement the budget then works on.
-func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
+// parent, when given, is the judgement of the view the snapshot's view extends, for the same
+// request shape: a line whose record and verdict are the same as there keeps its text and
+// prices (renderedBefore).
+func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer, parent *judgement) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
 	start := time.Now()
-	verdicts := policy.Judge(v, req, snap.Candidates)
+	verdicts := policy.JudgeCandidates(v, req, snap.Candidates)
 	policyTime = time.Since(start)
 
 	// Rehydration reads raw bodies only now, after the policy selected them.
@@ -66,6 +73,16 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	start = time.Now()
 	names := snap.ParticipantNames
 	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
+	settled := 0
+	for i := range verdicts {
+		if !verdicts[i].Included() && !verdicts[i].RawDuplicate {
+			settled++
+		}
+	}
+	if settled > 0 {
+		j.settled = make([]model.Decision, 0, settled)
+	}
+	before := renderedBefore{parent: parent}
 	conflicts := false
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	for i := range verdicts {
@@ -107,6 +124,8 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			// Sent as a native call of its round, priced with it (rounds.price).
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
+		case before.find(vd, snap.Rebuilt):
+			text, cost, compactCost = before.text, before.cost, before.compactCost
 		default:
 			text = contextLine(*vd, req.Provider, raw, names)
 			cost = lineTokens(tk, text)
@@ -145,4 +164,37 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		j.conflicts = policy.NewConflicts(budgeted, j.paired)
 	}
 	return j, policyTime, readTime, time.Since(start), nil
+}
+
+// renderedBefore finds a record's line in the judgement of the view a snapshot's view
+// extends: the same record (not rebuilt since) with the same verdict is rendered the same,
+// with the same prices, since a line depends on nothing else but the request's shape, which
+// the two judgements share. Raw bodies are rendered again: a line holding one is rare and
+// costs its read.
+type renderedBefore struct {
+	parent *judgement
+	// at places the parent's budgeted records by id (built on first use).
+	at                map[string]int
+	text              string
+	cost, compactCost int
+}
+
+// find reports whether vd's line is in the parent judgement, and holds it.
+func (b *renderedBefore) find(vd *policy.Verdict, rebuilt map[string]bool) bool {
+	c := vd.Candidate
+	if b.parent == nil || rebuilt[c.ID] || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) {
+		return false
+	}
+	if b.at == nil {
+		b.at = make(map[string]int, len(b.parent.budgeted))
+		for k, i := range b.parent.budgeted {
+			b.at[b.parent.verdicts[i].Candidate.ID] = k
+		}
+	}
+	k, ok := b.at[c.ID]
+	if !ok || !policy.SameLine(&b.parent.verdicts[b.parent.budgeted[k]], vd) {
+		return false
+	}
+	b.text, b.cost, b.compactCost = b.parent.texts[k], b.parent.costs[k], b.parent.compactCosts[k]
+	return true
 }

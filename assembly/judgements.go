@@ -40,8 +40,9 @@ type judgement struct {
 	// (zero: any).
 	validFrom, validUntil time.Time
 	used                  time.Time
-	// shape is the key without the view's revision: the branch and the request shape.
-	shape string
+	// shape is the key without the view's revision: the branch and the request shape; view
+	// the lineage view judged.
+	shape, view string
 	// bytes is the heap it holds (size), counted when it is kept.
 	bytes int64
 }
@@ -122,6 +123,18 @@ func (js *judgements) get(key string, now time.Time) *judgement {
 	return j
 }
 
+// ofView returns the judgement of a view for a request shape when it is kept, or nil.
+func (js *judgements) ofView(shape, view string) *judgement {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	for _, j := range js.entries {
+		if j.shape == shape && j.view == view {
+			return j
+		}
+	}
+	return nil
+}
+
 // put keeps a judgement in place of any of the same shape (judgements of earlier views of
 // the branch), dropping the least recently used beyond judgementCacheSize entries or the
 // bytes limit (the new one too, when it alone is larger).
@@ -170,9 +183,8 @@ func (s *Service) SetJudgementMemory(bytes int64) {
 // or as fresh as at now (policy.Stale): the judge reads the clock nowhere else. Memories stale
 // at now stay stale for any later-than-validFrom clock, fresh ones stay fresh up to
 // validUntil.
-func nowWindow(v policy.Version, now time.Time, cands []model.Candidate) (validFrom, validUntil time.Time) {
-	for i := range cands {
-		c := &cands[i]
+func nowWindow(v policy.Version, now time.Time, cands []*model.Candidate) (validFrom, validUntil time.Time) {
+	for _, c := range cands {
 		if c.Type != model.TypeMemory {
 			continue
 		}

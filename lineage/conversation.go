@@ -100,6 +100,24 @@ type Conversation struct {
 	tallies map[string]*branchTally
 	// bytes is the heap the copy holds, as estimated (size.go): its records, runs and views.
 	bytes atomic.Int64
+
+	// What extending a view needs (extend.go): the merges in the order they were made
+	// (log), the runs that changed (runLog), the records each run owns (byRun), the
+	// artifacts answering each call (outcomes) and the calls by run, tool and arguments
+	// (repeats).
+	log      []merged
+	runLog   []string
+	byRun    map[string][]*Record
+	outcomes map[string][]*Record
+	repeats  map[string][]*Record
+}
+
+// merged is one merge of a record into the copy: added, or changed in place, with its
+// baseline tokens before and after.
+type merged struct {
+	r                  *Record
+	added              bool
+	baseline, previous int
 }
 
 // Bytes is the heap the copy holds, as estimated from its records, runs and views.
@@ -131,6 +149,7 @@ func (c *Conversation) Merge(r *Record) {
 			// A changed record keeps its place: branch and seq never change.
 			r.shared = old.shared
 			c.bytes.Add(r.size() - old.size())
+			c.log = append(c.log, merged{r: old, baseline: r.Baseline, previous: old.Baseline})
 			*old = *r
 			c.stamped(r)
 		}
@@ -139,6 +158,7 @@ func (c *Conversation) Merge(r *Record) {
 	c.stamped(r)
 	c.byID[r.ID] = r
 	c.bytes.Add(r.size())
+	c.index(r)
 	list := c.byBranch[r.BranchID]
 	i := len(list)
 	if i > 0 && list[i-1].Seq > r.Seq {
@@ -152,6 +172,34 @@ func (c *Conversation) Merge(r *Record) {
 		c.shared = append(c.shared, r)
 		r.shared = true
 	}
+}
+
+// index notes a record added to the copy where extending a view looks for it.
+func (c *Conversation) index(r *Record) {
+	if c.byRun == nil {
+		c.byRun, c.outcomes, c.repeats = map[string][]*Record{}, map[string][]*Record{}, map[string][]*Record{}
+	}
+	c.log = append(c.log, merged{r: r, added: true, baseline: r.Baseline})
+	if id := r.Base.OwnerRunID; id != "" {
+		c.byRun[id] = append(c.byRun[id], r)
+	}
+	switch r.Kind {
+	case model.TypeArtifact:
+		c.outcomes[r.Base.Artifact.ToolCallID] = append(c.outcomes[r.Base.Artifact.ToolCallID], r)
+	case model.TypeToolCall:
+		if key := repeatKey(r); key != "" {
+			c.repeats[key] = append(c.repeats[key], r)
+		}
+	}
+}
+
+// repeatKey is what identical repeats of a call share (retriesOf): its run, tool and
+// arguments; empty for a call without arguments' hash.
+func repeatKey(r *Record) string {
+	if r.ArgumentsSha256 == "" {
+		return ""
+	}
+	return r.Base.OwnerRunID + "\x00" + r.Base.Tool.Name + "\x00" + r.ArgumentsSha256
 }
 
 // stamped notes a change to a conversation-visible memory.
@@ -186,6 +234,7 @@ func (c *Conversation) MergeRun(in Run) {
 		*r = run{known: true, rev: in.Rev, parentRunID: in.ParentRunID, status: in.Status,
 			endedAt: in.EndedAt, endRecordedAt: in.EndRecordedAt}
 		c.runsGen++
+		c.runLog = append(c.runLog, in.ID)
 	}
 }
 

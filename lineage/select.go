@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -45,19 +46,25 @@ func (c *Conversation) Select(lin Lineage, req model.AssemblyRequest, opts model
 		key = c.viewKey(lin, len(names))
 		if kept := c.view(req.BranchID, key); kept != nil && !kept.latest.After(req.AsOf) {
 			v, shared = kept, true
+		} else if v = c.extend(c.view(req.BranchID, ""), lin, req.AsOf, names); v != nil {
+			v.key = key
+			c.keepView(req.BranchID, v)
 		}
 	}
 	if v == nil {
 		v = &view{key: key}
-		v.candidates, v.baseline, v.latest = lineageCandidates(c, lin, req.AsOf, names)
+		v.candidates, v.baseline, v.latest, v.bounds = lineageCandidates(c, lin, req.AsOf, names)
 		// Built from nothing later than asOf, the view is what any later snapshot of the
 		// same copy sees: the lineage's current view.
 		if key != "" && !v.latest.After(req.AsOf) {
 			v.id = c.id + "/" + req.BranchID + "/" + strconv.FormatInt(viewSeq.Add(1), 10)
+			c.builtFrom(v, lin, len(names))
+			v.bytes = v.size()
 			c.keepView(req.BranchID, v)
 		}
 	}
 	snap.Candidates, snap.BaselineTokens, snap.View = v.candidates, v.baseline, v.id
+	snap.ViewParent, snap.Rebuilt = v.parent, v.rebuilt
 	snap.StructurallyExcluded, snap.ExcludedRefs = excludedRecords(c, lin, req.AsOf, req.Trace)
 	return shared, nil
 }
@@ -69,12 +76,49 @@ func (c *Conversation) Select(lin Lineage, req model.AssemblyRequest, opts model
 type view struct {
 	key string
 	// id names the view to the assembler, which keeps its judgements of the view.
-	id         string
-	candidates []model.Candidate
+	id string
+	// candidates point at values no view changes: an extension points at its
+	// predecessor's where they hold (extend).
+	candidates []*model.Candidate
 	baseline   int
 	// latest is the latest time stamped on anything the view was built from (lineageCandidates):
 	// a snapshot as of that time or later sees the same candidates.
 	latest time.Time
+	// bounds ends each group of candidates (groupOf).
+	bounds groupBounds
+	// What the view was built from, for extend: the lineage with the revision of what it
+	// saw of each branch (seenRev), the changes to conversation-visible memories, the
+	// number of participants, how far the copy's logs went, and the last seq of the active
+	// branch among the candidates.
+	branches     []Branch
+	revs         []int64
+	sharedGen    int64
+	participants int
+	logged, runs int
+	lastSeq      int64
+	// parent is the view this one extends, and rebuilt the ids of the candidates it built
+	// anew (added or changed); empty for a view built whole.
+	parent  string
+	rebuilt map[string]bool
+	// bytes is the heap it holds (size), counted when it is kept; lists the part of it the
+	// lists built for the candidates hold.
+	bytes, lists int64
+}
+
+// builtFrom notes what a view built whole was built from, for extend.
+func (c *Conversation) builtFrom(v *view, lin Lineage, participants int) {
+	v.branches = slices.Clone(lin.Branches)
+	v.revs = make([]int64, len(lin.Branches))
+	for i, br := range lin.Branches {
+		v.revs[i] = c.seenRev(br)
+	}
+	v.sharedGen, v.participants = c.sharedGen, participants
+	v.logged, v.runs = len(c.log), len(c.runLog)
+	if len(lin.Branches) > 0 {
+		if own := c.byBranch[lin.Branches[0].BranchID]; len(own) > 0 {
+			v.lastSeq = own[len(own)-1].Seq
+		}
+	}
 }
 
 var viewSeq atomic.Int64
@@ -139,11 +183,11 @@ type prefixKey struct {
 
 type prefixRev struct{ mark, rev int64 }
 
-// view returns the branch's view when it was built under key, or nil.
+// view returns the branch's view when it was built under key (any key: ""), or nil.
 func (c *Conversation) view(branchID, key string) *view {
 	c.viewMu.Lock()
 	defer c.viewMu.Unlock()
-	if v := c.views[branchID]; v != nil && v.key == key {
+	if v := c.views[branchID]; v != nil && (key == "" || v.key == key) {
 		return v
 	}
 	return nil
@@ -156,9 +200,9 @@ func (c *Conversation) keepView(branchID string, v *view) {
 		c.views = map[string]*view{}
 	}
 	if old := c.views[branchID]; old != nil {
-		c.bytes.Add(-old.size())
+		c.bytes.Add(-old.bytes)
 	}
-	c.bytes.Add(v.size())
+	c.bytes.Add(v.bytes)
 	c.views[branchID] = v
 }
 
@@ -169,30 +213,22 @@ func (c *Conversation) keepView(branchID string, v *view) {
 // of asOf; plus the conversation-visible memories of other branches. It also sums the
 // baseline tokens of naive replay, and returns the latest time stamped on the records it
 // read (whether asOf sees them or not), their promotions and their owner runs' ends: the
-// candidates are the same for any asOf from then on.
-func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[string]string) (cands []model.Candidate, baseline int, latest time.Time) {
-	visible := func(r *Record) bool {
-		for _, t := range []*time.Time{&r.RecordedAt, r.PromotedAt, r.ownerRun.endRecorded()} {
-			if t != nil && t.After(latest) {
-				latest = *t
-			}
-		}
-		return !r.RecordedAt.After(asOf)
-	}
+// candidates are the same for any asOf from then on. The candidates come in groups, by
+// kind (groupOf), each in lineage order; bounds ends each group.
+func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[string]string) (ptrs []*model.Candidate, baseline int, latest time.Time, bounds groupBounds) {
+	b := newBuilder(lin, asOf, names)
 	byKind := map[model.RecordType][]*Record{}
-	depth := map[string]int64{}
 	for i := len(lin.Branches) - 1; i >= 0; i-- {
-		b := lin.Branches[i]
-		depth[b.BranchID] = b.Depth
-		for _, r := range c.upTo(b.BranchID, b.Cutoff) {
-			if visible(r) {
+		br := lin.Branches[i]
+		for _, r := range c.upTo(br.BranchID, br.Cutoff) {
+			if b.visible(r) {
 				byKind[r.Kind] = append(byKind[r.Kind], r)
 			}
 		}
 	}
 	var others []*Record
 	for _, r := range c.shared {
-		if !lin.Contains(r.BranchID, r.Seq) && visible(r) {
+		if !lin.Contains(r.BranchID, r.Seq) && b.visible(r) {
 			others = append(others, r)
 		}
 	}
@@ -202,29 +238,17 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		}
 		return others[i].BranchID < others[j].BranchID
 	})
-	// promote fills promotion as of the snapshot; runOwnership the owner run's parent and
-	// status as of the snapshot.
-	promote := func(cand *model.Candidate, r *Record) {
-		cand.Promoted = r.PromotedAt != nil && !r.PromotedAt.After(asOf)
-		cand.PromotedTo = r.PromotedTo
-	}
-	runOwnership := func(cand *model.Candidate, r *Record) runState {
-		st := r.ownerRun.asOf(asOf)
-		cand.OwnerRunParentID, cand.OwnerRunStatus = st.parentRunID, st.status
-		return st
-	}
 
 	n := 0
 	for _, list := range byKind {
 		n += len(list)
 	}
-	cands = make([]model.Candidate, 0, n+len(others))
+	cands := make([]model.Candidate, 0, n+len(others))
 	for _, r := range byKind[model.TypeMessage] {
-		m := r.Base
-		m.Depth, m.Message.ParticipantName = depth[r.BranchID], names[m.OwnerParticipantID]
-		cands = append(cands, m)
+		cands = append(cands, b.message(r))
 		baseline += r.Baseline
 	}
+	bounds[groupMessages] = len(cands)
 	// A call's outcome is its latest artifact in the lineage.
 	outcomes := map[string][]*Record{}
 	for _, r := range byKind[model.TypeArtifact] {
@@ -232,30 +256,15 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 	}
 	retries := retriesOf(byKind[model.TypeToolCall])
 	for _, r := range byKind[model.TypeToolCall] {
-		call := r.Base
-		call.Depth, call.Call.RetriedBy = depth[r.BranchID], retries[r.ID]
-		if outs := outcomes[r.ID]; len(outs) > 0 {
-			for i := len(outs) - 1; i >= 0; i-- {
-				call.Call.ArtifactIDs = append(call.Call.ArtifactIDs, outs[i].ID)
-			}
-			last := outs[len(outs)-1]
-			call.Tool.Status, call.Tool.ErrorCode, call.Tool.ErrorMessage = last.Base.Tool.Status, last.Base.Tool.ErrorCode, last.Base.Tool.ErrorMessage
-			call.Call.Retryable, call.Visibility = last.Retryable, last.Base.Visibility
-			call.PrivacyClass, call.SharedWith = last.Base.PrivacyClass, last.Base.SharedWith
-			promote(&call, last)
-		}
-		runOwnership(&call, r)
-		cands = append(cands, call)
+		cands = append(cands, b.call(r, outcomes[r.ID], retries[r.ID]))
 		baseline += r.Baseline
 	}
+	bounds[groupCalls] = len(cands)
 	for _, r := range byKind[model.TypeArtifact] {
-		a := r.Base
-		a.Depth = depth[r.BranchID]
-		runOwnership(&a, r)
-		promote(&a, r)
-		cands = append(cands, a)
+		cands = append(cands, b.artifact(r))
 		baseline += r.Baseline
 	}
+	bounds[groupArtifacts] = len(cands)
 	memories := append(byKind[model.TypeMemory], others...)
 	supersededBy, conflicts := map[string][]string{}, map[string][]string{}
 	for _, r := range memories {
@@ -268,31 +277,152 @@ func lineageCandidates(c *Conversation, lin Lineage, asOf time.Time, names map[s
 		}
 	}
 	for _, r := range memories {
-		m := r.Base
-		m.Depth, m.InLineage = depth[r.BranchID], true
-		if !lin.Contains(r.BranchID, r.Seq) {
-			m.Depth, m.InLineage = -1, false
-		}
-		owner := runOwnership(&m, r)
-		promote(&m, r)
-		if ended := owner.endedAt; ended != nil && m.Memory.FreshnessClass == "session" && m.Memory.StaleAfter == nil {
-			// A session memory lasts until the run that observed it ends.
-			m.Memory.StaleAfter = ended
-		}
-		m.Memory.SupersededBy, m.Memory.ConflictsWith = sorted(supersededBy[r.ID]), sorted(conflicts[r.ID])
-		cands = append(cands, m)
+		cands = append(cands, b.memory(r, sorted(supersededBy[r.ID]), sorted(conflicts[r.ID])))
 	}
+	bounds[groupMemories] = bounds[groupArtifacts] + len(byKind[model.TypeMemory])
+	bounds[groupShared] = len(cands)
 	for _, r := range byKind[model.TypeCheckpoint] {
-		cp := r.Base
-		cp.Depth = depth[r.BranchID]
-		cands = append(cands, cp)
+		cands = append(cands, b.runState(r))
 	}
+	bounds[groupCheckpoints] = len(cands)
 	for _, r := range byKind[model.TypeSkills] {
-		sk := r.Base
-		sk.Depth = depth[r.BranchID]
-		cands = append(cands, sk)
+		cands = append(cands, b.runState(r))
 	}
-	return cands, baseline, latest
+	bounds[groupSkills] = len(cands)
+	return model.CandidatePointers(cands), baseline, b.latest, bounds
+}
+
+// The groups of a view's candidates, in their order: each kind in lineage order, the
+// lineage's memories before the conversation-visible memories of other branches.
+const (
+	groupMessages = iota
+	groupCalls
+	groupArtifacts
+	groupMemories
+	groupShared
+	groupCheckpoints
+	groupSkills
+	groups
+)
+
+// groupBounds ends each group of a view's candidates: group g is [bounds[g-1], bounds[g]).
+type groupBounds [groups]int
+
+// groupOf is the group of a lineage record of kind.
+func groupOf(kind model.RecordType) int {
+	switch kind {
+	case model.TypeMessage:
+		return groupMessages
+	case model.TypeToolCall:
+		return groupCalls
+	case model.TypeArtifact:
+		return groupArtifacts
+	case model.TypeMemory:
+		return groupMemories
+	case model.TypeCheckpoint:
+		return groupCheckpoints
+	}
+	return groupSkills
+}
+
+// builder builds the candidates of one lineage as of asOf, one record at a time, noting the
+// latest time stamped on the records it saw (visible).
+type builder struct {
+	lin    Lineage
+	asOf   time.Time
+	names  map[string]string
+	depth  map[string]int64
+	latest time.Time
+}
+
+func newBuilder(lin Lineage, asOf time.Time, names map[string]string) *builder {
+	b := &builder{lin: lin, asOf: asOf, names: names, depth: make(map[string]int64, len(lin.Branches))}
+	for _, br := range lin.Branches {
+		b.depth[br.BranchID] = br.Depth
+	}
+	return b
+}
+
+// visible reports whether asOf sees a record, and notes its times: when it was recorded,
+// promoted, and when its owner run's end was.
+func (b *builder) visible(r *Record) bool {
+	for _, t := range []*time.Time{&r.RecordedAt, r.PromotedAt, r.ownerRun.endRecorded()} {
+		if t != nil && t.After(b.latest) {
+			b.latest = *t
+		}
+	}
+	return !r.RecordedAt.After(b.asOf)
+}
+
+// promote fills promotion as of the snapshot.
+func (b *builder) promote(cand *model.Candidate, r *Record) {
+	cand.Promoted = r.PromotedAt != nil && !r.PromotedAt.After(b.asOf)
+	cand.PromotedTo = r.PromotedTo
+}
+
+// runOwnership fills the owner run's parent and status as of the snapshot.
+func (b *builder) runOwnership(cand *model.Candidate, r *Record) runState {
+	st := r.ownerRun.asOf(b.asOf)
+	cand.OwnerRunParentID, cand.OwnerRunStatus = st.parentRunID, st.status
+	return st
+}
+
+func (b *builder) message(r *Record) model.Candidate {
+	m := r.Base
+	m.Depth, m.Message.ParticipantName = b.depth[r.BranchID], b.names[m.OwnerParticipantID]
+	return m
+}
+
+// call builds a call with its outcomes (its artifacts in the lineage, in lineage order)
+// and the calls that retry it.
+func (b *builder) call(r *Record, outs []*Record, retriedBy []string) model.Candidate {
+	call := r.Base
+	call.Depth, call.Call.RetriedBy = b.depth[r.BranchID], retriedBy
+	if len(outs) > 0 {
+		for i := len(outs) - 1; i >= 0; i-- {
+			call.Call.ArtifactIDs = append(call.Call.ArtifactIDs, outs[i].ID)
+		}
+		last := outs[len(outs)-1]
+		call.Tool.Status, call.Tool.ErrorCode, call.Tool.ErrorMessage = last.Base.Tool.Status, last.Base.Tool.ErrorCode, last.Base.Tool.ErrorMessage
+		call.Call.Retryable, call.Visibility = last.Retryable, last.Base.Visibility
+		call.PrivacyClass, call.SharedWith = last.Base.PrivacyClass, last.Base.SharedWith
+		b.promote(&call, last)
+	}
+	b.runOwnership(&call, r)
+	return call
+}
+
+func (b *builder) artifact(r *Record) model.Candidate {
+	a := r.Base
+	a.Depth = b.depth[r.BranchID]
+	b.runOwnership(&a, r)
+	b.promote(&a, r)
+	return a
+}
+
+// memory builds a memory of the lineage, or a conversation-visible one of another branch,
+// with the eligible memories that supersede it and those it conflicts with (sorted).
+func (b *builder) memory(r *Record, supersededBy, conflicts []string) model.Candidate {
+	m := r.Base
+	m.Depth, m.InLineage = b.depth[r.BranchID], true
+	if !b.lin.Contains(r.BranchID, r.Seq) {
+		m.Depth, m.InLineage = -1, false
+	}
+	owner := b.runOwnership(&m, r)
+	b.promote(&m, r)
+	if ended := owner.endedAt; ended != nil && m.Memory.FreshnessClass == "session" && m.Memory.StaleAfter == nil {
+		// A session memory lasts until the run that observed it ends.
+		m.Memory.StaleAfter = ended
+	}
+	m.Memory.SupersededBy, m.Memory.ConflictsWith = supersededBy, conflicts
+	return m
+}
+
+// runState builds a checkpoint or a skill state.
+func (b *builder) runState(r *Record) model.Candidate {
+	cp := r.Base
+	cp.Depth = b.depth[r.BranchID]
+	return cp
 }
 
 // excludedRecords counts the records the lineage leaves out as of the snapshot: other
@@ -428,8 +558,7 @@ func retriesOf(calls []*Record) map[string][]string {
 		if of := r.Base.Call.RetryOf; of != "" {
 			out[of] = appendNew(out[of], r.ID)
 		}
-		if sha := r.ArgumentsSha256; sha != "" {
-			key := r.Base.OwnerRunID + "\x00" + r.Base.Tool.Name + "\x00" + sha
+		if key := repeatKey(r); key != "" {
 			same[key] = append(same[key], r)
 		}
 	}

@@ -40,7 +40,7 @@ func BenchmarkLineageCandidates(b *testing.B) {
 	asOf := t0.Add(24 * time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
-		cands, _, _ := lineageCandidates(c, lin, asOf, map[string]string{"pt_1": "agent"})
+		cands, _, _, _ := lineageCandidates(c, lin, asOf, map[string]string{"pt_1": "agent"})
 		if len(cands) != int(seq) {
 			b.Fatalf("%d candidates from %d records", len(cands), seq)
 		}

@@ -86,12 +86,16 @@ func candidateStrings(c *model.Candidate) int64 {
 // candidates are copies of the records' (sharing their strings), with the lists built for
 // the lineage (a call's outcomes and retries, a memory's supersessions and conflicts).
 func (v *view) size() int64 {
-	n := int64(cap(v.candidates)) * candidateSize
-	for i := range v.candidates {
-		c := &v.candidates[i]
-		n += strs(c.Call.RetriedBy) + strs(c.Call.ArtifactIDs) + strs(c.Memory.SupersededBy) + strs(c.Memory.ConflictsWith)
+	v.lists = 0
+	for _, c := range v.candidates {
+		v.lists += candidateLists(c)
 	}
-	return n
+	return int64(cap(v.candidates))*(candidateSize+8) + v.lists
+}
+
+// candidateLists is what the lists a view builds for a candidate hold.
+func candidateLists(c *model.Candidate) int64 {
+	return strs(c.Call.RetriedBy) + strs(c.Call.ArtifactIDs) + strs(c.Memory.SupersededBy) + strs(c.Memory.ConflictsWith)
 }
 
 // runCost is what a run holds of the heap, with its entry in the copy.

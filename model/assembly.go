@@ -147,7 +147,7 @@ type Snapshot struct {
 	// Instructions are the conversation's instructions, then the participant's, each the
 	// text in force at the request's asOf; those that are empty are left out.
 	Instructions []Instructions
-	Candidates   []Candidate
+	Candidates   []*Candidate
 	// BaselineTokens is the token count of naive history replay of the lineage.
 	BaselineTokens int
 	// StructurallyExcluded counts records of the conversation outside the lineage.
@@ -160,6 +160,11 @@ type Snapshot struct {
 	// since, everything in it visible): the same View holds the same candidates. Candidates
 	// are read-only either way. Empty when the candidates were built for this snapshot alone.
 	View string
+	// ViewParent names the view that View extends, when it was built from it by adding and
+	// rebuilding candidates; Rebuilt lists those candidates' ids. Every other candidate is
+	// the same as in ViewParent, so what was computed from it alone may be kept.
+	ViewParent string
+	Rebuilt    map[string]bool
 }
 
 // Instructions is one text of instructions an assembly sends: whose they are (a

@@ -76,6 +76,15 @@ type Candidate struct {
 	RunState RunStateFacts
 }
 
+// CandidatePointers points at each of cands, in order.
+func CandidatePointers(cands []Candidate) []*Candidate {
+	out := make([]*Candidate, len(cands))
+	for i := range cands {
+		out[i] = &cands[i]
+	}
+	return out
+}
+
 // MessageFacts are a message's role and text, and its speaker's name.
 type MessageFacts struct {
 	Role            string

@@ -80,6 +80,20 @@ type Verdict struct {
 	Stated []extract.Value
 }
 
+// SameLine reports whether two verdicts on the same record show it the same way: the
+// same decision and everything else its line is rendered from.
+func SameLine(a, b *Verdict) bool {
+	return a.Decision == b.Decision && a.Tier == b.Tier && a.Protected == b.Protected && a.Broken == b.Broken &&
+		a.Restricted == b.Restricted && a.ArgsWithheld == b.ArgsWithheld && a.Compact == b.Compact &&
+		a.Aggregated == b.Aggregated && a.RawDuplicate == b.RawDuplicate && a.CarriesAnswer == b.CarriesAnswer &&
+		a.RecallID == b.RecallID && len(a.Stated) == len(b.Stated) &&
+		samePtr(a.StaleSince, b.StaleSince) && samePtr(a.Answer, b.Answer) && samePtr(a.Revival, b.Revival)
+}
+
+func samePtr[T comparable](a, b *T) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
+}
+
 // Answer is how an unresolved call's answer so far is shown with it.
 type Answer struct {
 	ArtifactID string
@@ -109,21 +123,26 @@ func omit(c *model.Candidate, policy model.Policy, rule model.Rule, reason strin
 	return model.Decision{Ref: c.ID, Type: c.Type, Policy: policy, Outcome: OutcomeOmitted, Reason: reason, Rule: rule}
 }
 
-// Judge applies every policy of DESIGN §4 to the candidates of one snapshot, in order:
-// ownership / visibility, privacy and routing, provenance, supersession, freshness,
+// Judge judges candidates held by value: see JudgeCandidates.
+func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
+	return JudgeCandidates(v, req, model.CandidatePointers(cands))
+}
+
+// JudgeCandidates applies every policy of DESIGN §4 to the candidates of one snapshot, in
+// order: ownership / visibility, privacy and routing, provenance, supersession, freshness,
 // recovery, rehydration, the conversation window and conflicts. It returns one verdict per
 // candidate in the candidates' order. The budget is fitted afterwards (Fit).
-func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
+func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []Verdict {
 	verdicts := make([]Verdict, len(cands))
 	byID := make(map[string]int, len(cands))
 	for i := range cands {
 		byID[cands[i].ID] = i
-		verdicts[i] = Verdict{Candidate: &cands[i], Tier: tierNone}
+		verdicts[i] = Verdict{Candidate: cands[i], Tier: tierNone}
 	}
 	// Ownership first: supersession needs to know which memories are eligible.
 	visible := make([]bool, len(cands))
 	for i := range cands {
-		if d, ok := Ownership(req, &cands[i]); ok {
+		if d, ok := Ownership(req, cands[i]); ok {
 			verdicts[i].Decision = d
 		} else {
 			visible[i] = true
@@ -168,7 +187,7 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 		}
 	}
 	for _, i := range order {
-		c := &cands[i]
+		c := cands[i]
 		vd := &verdicts[i]
 		if !visible[i] && !recoveryForParent(req, c) {
 			continue
@@ -236,7 +255,7 @@ func recallID(vd *Verdict) string {
 // memory could stand in (judgeArtifact). It is empty but on the generation path (a request
 // for tool rounds: elsewhere the memory a client wrote stands in, as it always has) and
 // under versions without promotion rules.
-func latestRound(v Version, req Request, cands []model.Candidate) map[string]bool {
+func latestRound(v Version, req Request, cands []*model.Candidate) map[string]bool {
 	out := map[string]bool{}
 	if v.Promotion == nil || req.RunID == "" || !req.ToolRounds {
 		return out
@@ -244,7 +263,7 @@ func latestRound(v Version, req Request, cands []model.Candidate) map[string]boo
 	var lastCall int64 = -1
 	callSeq := map[string]int64{}
 	for i := range cands {
-		if c := &cands[i]; c.Type == model.TypeToolCall && c.OwnerRunID == req.RunID {
+		if c := cands[i]; c.Type == model.TypeToolCall && c.OwnerRunID == req.RunID {
 			callSeq[c.ID] = c.Seq
 			lastCall = max(lastCall, c.Seq)
 		}
@@ -252,12 +271,12 @@ func latestRound(v Version, req Request, cands []model.Candidate) map[string]boo
 	// The round starts after the last outcome recorded before its last call.
 	var after int64 = -1
 	for i := range cands {
-		if c := &cands[i]; c.Type == model.TypeArtifact && c.OwnerRunID == req.RunID && c.Seq < lastCall && c.Seq > after {
+		if c := cands[i]; c.Type == model.TypeArtifact && c.OwnerRunID == req.RunID && c.Seq < lastCall && c.Seq > after {
 			after = c.Seq
 		}
 	}
 	for i := range cands {
-		c := &cands[i]
+		c := cands[i]
 		if seq, ok := callSeq[c.Artifact.ToolCallID]; ok && c.Type == model.TypeArtifact && seq > after {
 			out[c.ID] = true
 		}
@@ -665,10 +684,10 @@ func markConflicts(verdicts []Verdict) {
 
 // conversationWindow returns the ids of the last WindowMessages user/assistant messages the
 // participant may see, and the system messages among them and right before the oldest.
-func conversationWindow(v Version, req Request, cands []model.Candidate, visible []bool) map[string]bool {
+func conversationWindow(v Version, req Request, cands []*model.Candidate, visible []bool) map[string]bool {
 	var msgs []int
 	for i := range cands {
-		c := &cands[i]
+		c := cands[i]
 		if c.Type == model.TypeMessage && visible[i] {
 			msgs = append(msgs, i)
 		}
@@ -691,10 +710,10 @@ func conversationWindow(v Version, req Request, cands []model.Candidate, visible
 
 // currentUserMessage is the latest user message the participant may see: the one the call
 // answers.
-func currentUserMessage(cands []model.Candidate, visible []bool) string {
+func currentUserMessage(cands []*model.Candidate, visible []bool) string {
 	var msgs []int
 	for i := range cands {
-		c := &cands[i]
+		c := cands[i]
 		if c.Type == model.TypeMessage && c.Message.Role == "user" && visible[i] {
 			msgs = append(msgs, i)
 		}
@@ -707,14 +726,14 @@ func currentUserMessage(cands []model.Candidate, visible []bool) string {
 }
 
 // latestRunState maps the assembly run to its latest checkpoint and latest skill state.
-func latestRunState(req Request, cands []model.Candidate) (checkpoint, skills map[string]string) {
+func latestRunState(req Request, cands []*model.Candidate) (checkpoint, skills map[string]string) {
 	checkpoint, skills = map[string]string{}, map[string]string{}
 	if req.RunID == "" {
 		return
 	}
 	best := map[model.RecordType]*model.Candidate{}
 	for i := range cands {
-		c := &cands[i]
+		c := cands[i]
 		if (c.Type != model.TypeCheckpoint && c.Type != model.TypeSkills) || c.RunState.RunID != req.RunID {
 			continue
 		}
@@ -742,8 +761,8 @@ func lineageLess(a, b *model.Candidate) bool {
 	return a.ID < b.ID
 }
 
-func sortLineage(cands []model.Candidate, idx []int) {
-	sort.SliceStable(idx, func(x, y int) bool { return lineageLess(&cands[idx[x]], &cands[idx[y]]) })
+func sortLineage(cands []*model.Candidate, idx []int) {
+	sort.SliceStable(idx, func(x, y int) bool { return lineageLess(cands[idx[x]], cands[idx[y]]) })
 }
 
 func allIn(ids []string, set map[string]bool) bool {

@@ -1,0 +1,223 @@
+package assembly
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ctxgraph/ctxgraph/lineage"
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// copyGraph serves snapshots from a copy of one single-branch conversation, as the store
+// does once its copy is up to date, so that what an assembly after a write costs can be
+// measured and checked without a database.
+type copyGraph struct {
+	c       *lineage.Conversation
+	t0      time.Time
+	seq     int64
+	rounds  int
+	runID   string
+	lastArt string
+	// extended counts the snapshots whose view extended the one before.
+	extended int
+}
+
+const copyBranch = "br_main"
+
+func newCopyGraph(rounds int) *copyGraph {
+	g := &copyGraph{c: lineage.NewConversation("cnv_w", 0), t0: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}
+	for range rounds {
+		g.round()
+	}
+	return g
+}
+
+// add merges one record written at the next seq, as the store merges what it read.
+func (g *copyGraph) add(kind model.RecordType, id string, base model.Candidate, baseline int) *lineage.Record {
+	g.seq++
+	at := g.t0.Add(time.Duration(g.seq) * time.Second)
+	base.Type, base.ID, base.BranchID, base.Seq, base.InLineage, base.CreatedAt = kind, id, copyBranch, g.seq, true, at
+	base.OwnerParticipantID, base.PrivacyClass = "pt_1", "public"
+	if kind != model.TypeMessage {
+		base.OwnerRunID = g.runID
+	}
+	r := &lineage.Record{Kind: kind, ID: id, ElementID: "4:x:" + id, BranchID: copyBranch, Seq: g.seq, Rev: g.seq,
+		RecordedAt: at, Baseline: baseline, Base: base}
+	g.c.Lock()
+	g.c.Merge(r)
+	g.c.Advance(copyBranch, g.seq)
+	g.c.Unlock()
+	return r
+}
+
+// round writes one turn: the user's message, a run with a tool call, its result and the
+// memory derived from it, and the answer.
+func (g *copyGraph) round() {
+	g.rounds++
+	n := g.rounds
+	g.add(model.TypeMessage, fmt.Sprintf("msg_u%d", n), model.Candidate{Message: model.MessageFacts{Role: "user",
+		Content: fmt.Sprintf("look up the %s renewal of account acct_%d for the %s report", words[n%len(words)], n, words[(n*7)%len(words)])}}, 30)
+	g.runID = fmt.Sprintf("run_%d", n)
+	g.c.Lock()
+	g.c.MergeRun(lineage.Run{ID: g.runID, Rev: g.seq, Status: "running"})
+	g.c.Unlock()
+	g.toolRound(fmt.Sprint(n))
+	end := g.t0.Add(time.Duration(g.seq) * time.Second)
+	g.c.Lock()
+	g.c.MergeRun(lineage.Run{ID: g.runID, Rev: g.seq + 1, Status: "completed", EndedAt: &end, EndRecordedAt: &end})
+	g.c.Unlock()
+	g.add(model.TypeMessage, fmt.Sprintf("msg_a%d", n), model.Candidate{Message: model.MessageFacts{Role: "assistant",
+		Content: fmt.Sprintf("Account acct_%d renews on %d May; the %s report has it.", n, 1+n%28, words[n%len(words)])}}, 25)
+}
+
+// toolRound writes a call of the current run, its ~2 KB result and the memory derived from it.
+func (g *copyGraph) toolRound(tag string) {
+	call := g.add(model.TypeToolCall, "call_"+tag, model.Candidate{Tool: model.ToolFacts{Name: "crm_lookup", Status: model.ToolPending},
+		Call: model.CallFacts{CallID: "c" + tag, Arguments: `{"account":"acct_` + tag + `"}`}}, 20)
+	art := g.add(model.TypeArtifact, "art_"+tag, model.Candidate{Tool: model.ToolFacts{Name: "crm_lookup", Status: model.ToolSucceeded},
+		Artifact: model.ArtifactFacts{ToolCallID: call.ID, ResultBytes: 2048}, Visibility: model.VisibilityBranch}, 600)
+	g.lastArt = art.ID
+	// The result arrives: the call is stamped again.
+	again := *call
+	g.seq++
+	again.Rev = g.seq
+	g.c.Lock()
+	g.c.Merge(&again)
+	g.c.Advance(copyBranch, g.seq)
+	g.c.Unlock()
+	g.add(model.TypeMemory, "mem_"+tag, model.Candidate{Memory: model.MemoryFacts{
+		Summary:           fmt.Sprintf("crm_lookup acct_%s: renewal %s, owner %s, tier %s", tag, words[len(tag)%len(words)], words[(len(tag)*3)%len(words)], tag),
+		FreshnessClass:    "durable",
+		SourceArtifactIDs: []string{art.ID}, LiveSourceIDs: []string{art.ID}}, Visibility: model.VisibilityBranch}, 0)
+}
+
+func (g *copyGraph) LineageSnapshot(_ context.Context, _ string, req model.AssemblyRequest, opts model.SnapshotOptions) (model.Snapshot, error) {
+	snap := model.Snapshot{ConversationID: "cnv_w", Participant: model.Participant{ID: "pt_1", Name: "agent", Provider: "openai", Model: "gpt-4.1"},
+		ParticipantNames: map[string]string{"pt_1": "agent"}}
+	if req.RunID != "" {
+		snap.Run = &model.Run{ID: req.RunID, RuntimeKind: model.RuntimeChat}
+	}
+	lin := lineage.Lineage{ConversationID: "cnv_w", Branches: []lineage.Branch{{BranchID: copyBranch, Cutoff: lineage.OpenEnded}}}
+	g.c.RLock()
+	defer g.c.RUnlock()
+	_, err := g.c.Select(lin, req, opts, snap.ParticipantNames, &snap)
+	if snap.ViewParent != "" {
+		g.extended++
+	}
+	return snap, err
+}
+
+func (g *copyGraph) RawPayloads(_ context.Context, _ string, ids []string) (map[string]model.ArtifactRaw, error) {
+	out := map[string]model.ArtifactRaw{}
+	for _, id := range ids {
+		out[id] = model.ArtifactRaw{Arguments: []byte(`{"account":"x"}`), Result: []byte(`{"renewal":"` + id + `"}`)}
+	}
+	return out, nil
+}
+
+func (g *copyGraph) RecordAssembly(context.Context, string, model.Assembly, []byte) error { return nil }
+func (g *copyGraph) Assembly(context.Context, string, string) (model.Assembly, error) {
+	return model.Assembly{}, model.NotFound("assembly", "")
+}
+func (g *copyGraph) ProvenancePath(context.Context, string, string) ([]model.PathStep, error) {
+	return nil, nil
+}
+
+// request is the assembly the tests and benchmarks repeat: the latest run's, as an agent's
+// next model call, judged just after the last write.
+func (g *copyGraph) request() model.AssemblyRequest {
+	now := g.t0.Add(time.Duration(g.seq+60) * time.Second)
+	return model.AssemblyRequest{BranchID: copyBranch, ParticipantID: "pt_1", RunID: g.runID, TokenBudget: 8000, Now: now, AsOf: now}
+}
+
+// An assembly after a write, built from the views and judgements kept for the assembly
+// before it, is the assembly a fresh read and judgement of the same copy makes: every
+// message, included record, token count and omission, write after write.
+func TestAssembliesAfterWritesAreFreshOnes(t *testing.T) {
+	g := newCopyGraph(300)
+	s := NewService(g)
+	v, err := s.Policies.Resolve(t.Context(), "acct", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare := func(step string) {
+		t.Helper()
+		req := g.request()
+		req.PolicyVersion = v.ID
+		got, err := s.compute(t.Context(), "acct", req, model.SnapshotOptions{}, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.compute(t.Context(), "acct", req, model.SnapshotOptions{Fresh: true}, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Included) < 20 {
+			t.Fatalf("%s: only %d records included: the assembly is not the long one meant", step, len(got.Included))
+		}
+		got.TimingsMs, want.TimingsMs = model.Timings{}, model.Timings{}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the assembly from kept views differs from a fresh one:\n got %+v\nwant %+v", step, got, want)
+		}
+	}
+	compare("first")
+	for i := range 40 {
+		switch i % 4 {
+		case 0, 1:
+			g.toolRound(fmt.Sprintf("w%d", i))
+		case 2:
+			g.round()
+		case 3:
+			// A memory's source is redacted: the artifact is written again, its memory too.
+			g.add(model.TypeMessage, fmt.Sprintf("msg_x%d", i), model.Candidate{Message: model.MessageFacts{Role: "user", Content: "and the renewal of " + g.lastArt}}, 10)
+		}
+		compare(fmt.Sprintf("after write %d", i))
+		compare(fmt.Sprintf("again after write %d", i))
+	}
+	if s.ReusedJudgements() == 0 || g.extended < 30 {
+		t.Fatalf("%d assemblies reused a judgement, %d extended a view: the paths meant were not exercised", s.ReusedJudgements(), g.extended)
+	}
+}
+
+// BenchmarkAssemblyAfterWrite10000Rounds times the assembly of a 10,000-round single-branch
+// conversation right after a tool call and its result were written on the assembled run,
+// without a database: the copy brought up to date, the candidates built and judged, the
+// budget fitted and the request rendered. The write is not timed.
+func BenchmarkAssemblyAfterWrite10000Rounds(b *testing.B) {
+	g := newCopyGraph(10_000)
+	s := NewService(g)
+	if _, _, err := s.Assemble(b.Context(), "acct", g.request()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		g.toolRound(fmt.Sprintf("b%d", i))
+		req := g.request()
+		b.StartTimer()
+		if _, _, err := s.Assemble(b.Context(), "acct", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssemblyUnchanged10000Rounds times the same assembly repeated on an unchanged copy.
+func BenchmarkAssemblyUnchanged10000Rounds(b *testing.B) {
+	g := newCopyGraph(10_000)
+	s := NewService(g)
+	req := g.request()
+	if _, _, err := s.Assemble(b.Context(), "acct", req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := s.Assemble(b.Context(), "acct", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
