@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/model"
@@ -49,7 +50,14 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 // prices (renderedBefore).
 func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer, parent *judgement) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
 	start := time.Now()
-	verdicts := policy.JudgeCandidates(v, req, snap.Candidates)
+	var verdicts []policy.Verdict
+	var judged *policy.Context
+	if parent != nil && parent.judged != nil && len(snap.ViewPlaces) == len(snap.Candidates) && parent.holds(req.Now) {
+		// Only what the candidates built anew change is judged again.
+		verdicts, judged = policy.JudgeAgain(v, req, snap.Candidates, parent.verdicts, parent.judged, snap.ViewPlaces, snap.Rebuilt)
+	} else {
+		verdicts, judged = policy.JudgeWithContext(v, req, snap.Candidates)
+	}
 	policyTime = time.Since(start)
 
 	// Rehydration reads raw bodies only now, after the policy selected them.
@@ -72,7 +80,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// settled as judged.
 	start = time.Now()
 	names := snap.ParticipantNames
-	j = &judgement{verdicts: verdicts, raw: raw, settledOmitted: map[string]int{}}
+	j = &judgement{verdicts: verdicts, judged: judged, raw: raw, settledOmitted: map[string]int{}}
 	settled := 0
 	for i := range verdicts {
 		if !verdicts[i].Included() && !verdicts[i].RawDuplicate {
@@ -82,7 +90,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if settled > 0 {
 		j.settled = make([]model.Decision, 0, settled)
 	}
-	before := renderedBefore{parent: parent}
+	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt}
 	conflicts := false
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	for i := range verdicts {
@@ -124,7 +132,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			// Sent as a native call of its round, priced with it (rounds.price).
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
-		case before.find(vd, snap.Rebuilt):
+		case before.find(i, vd):
 			text, cost, compactCost = before.text, before.cost, before.compactCost
 		default:
 			text = contextLine(*vd, req.Provider, raw, names)
@@ -173,26 +181,22 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 // costs its read.
 type renderedBefore struct {
 	parent *judgement
-	// at places the parent's budgeted records by id (built on first use).
-	at                map[string]int
+	// places and rebuilt are the snapshot's ViewPlaces and Rebuilt.
+	places            []int
+	rebuilt           []bool
 	text              string
 	cost, compactCost int
 }
 
-// find reports whether vd's line is in the parent judgement, and holds it.
-func (b *renderedBefore) find(vd *policy.Verdict, rebuilt map[string]bool) bool {
-	c := vd.Candidate
-	if b.parent == nil || rebuilt[c.ID] || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) {
+// find reports whether the line of candidate i, judged vd, is in the parent judgement, and
+// holds it.
+func (b *renderedBefore) find(i int, vd *policy.Verdict) bool {
+	if b.parent == nil || len(b.places) <= i || b.rebuilt[i] || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) {
 		return false
 	}
-	if b.at == nil {
-		b.at = make(map[string]int, len(b.parent.budgeted))
-		for k, i := range b.parent.budgeted {
-			b.at[b.parent.verdicts[i].Candidate.ID] = k
-		}
-	}
-	k, ok := b.at[c.ID]
-	if !ok || !policy.SameLine(&b.parent.verdicts[b.parent.budgeted[k]], vd) {
+	place := b.places[i]
+	k, ok := slices.BinarySearch(b.parent.budgeted, place)
+	if !ok || !policy.SameLine(&b.parent.verdicts[place], vd) {
 		return false
 	}
 	b.text, b.cost, b.compactCost = b.parent.texts[k], b.parent.costs[k], b.parent.compactCosts[k]

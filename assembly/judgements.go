@@ -20,7 +20,9 @@ import (
 // the final fit and the rendering still run for every assembly, on copies.
 type judgement struct {
 	verdicts []policy.Verdict
-	raw      map[string]model.ArtifactRaw
+	// judged is what judging the verdicts worked out, for judging an extension of the view.
+	judged *policy.Context
+	raw    map[string]model.ArtifactRaw
 	// budgeted are the indices of the verdicts the budget works on (included, or a
 	// duplicate it may revive), in the candidates' order, and texts, costs and
 	// compactCosts their lines and token costs, in the same order; settled are the
@@ -74,7 +76,7 @@ var (
 // (a view the copies may have dropped stays alive through them), the decisions it settled,
 // the texts and prices of the budgeted records, and the raw bodies it read.
 func (j *judgement) size() int64 {
-	n := int64(len(j.verdicts))*(verdictSize+candidateSize) + int64(len(j.settled))*decisionSize +
+	n := int64(len(j.verdicts))*(verdictSize+candidateSize+1) + int64(len(j.settled))*decisionSize +
 		int64(len(j.budgeted))*(8*7+2)
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
@@ -110,12 +112,17 @@ func judgementKey(view, branchID, policyVersion string, req policy.Request, enco
 	return view + "\x00" + rest, branchID + "\x00" + rest
 }
 
+// holds reports whether the judgement's verdicts hold at now: no memory's staleness differs.
+func (j *judgement) holds(now time.Time) bool {
+	return (j.validFrom.IsZero() || now.After(j.validFrom)) && (j.validUntil.IsZero() || !now.After(j.validUntil))
+}
+
 // get returns the judgement kept under key when it holds at now, or nil.
 func (js *judgements) get(key string, now time.Time) *judgement {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	j := js.entries[key]
-	if j == nil || (!j.validFrom.IsZero() && !now.After(j.validFrom)) || (!j.validUntil.IsZero() && now.After(j.validUntil)) {
+	if j == nil || !j.holds(now) {
 		return nil
 	}
 	j.used = time.Now()

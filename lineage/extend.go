@@ -127,30 +127,35 @@ func (c *Conversation) extend(old *view, lin Lineage, asOf time.Time, names map[
 		adds[g] = append(adds[g], r)
 	}
 	var shift [groups]int
-	cands := make([]*model.Candidate, 0, len(old.candidates)+len(appended))
+	n := len(old.candidates) + len(appended)
+	cands := make([]*model.Candidate, 0, n)
+	// Where each candidate was in the view extended (-1 for one added), and which were built
+	// anew: what a judgement of the old view may keep (policy.JudgeAgain).
+	places, rebuilt := make([]int, 0, n), make([]bool, n)
 	built := make([]model.Candidate, 0, len(appended)+len(changed))
 	var bounds groupBounds
 	from, moved := 0, 0
 	for g := range groups {
 		shift[g] = moved
 		cands = append(cands, old.candidates[from:old.bounds[g]]...)
+		for k := from; k < old.bounds[g]; k++ {
+			places = append(places, k)
+		}
 		sort.Slice(adds[g], func(i, j int) bool { return adds[g][i].Seq < adds[g][j].Seq })
 		for _, r := range adds[g] {
 			built = append(built, c.build(b, r, lin, nil))
-			cands = append(cands, &built[len(built)-1])
+			rebuilt[len(cands)] = true
+			cands, places = append(cands, &built[len(built)-1]), append(places, -1)
 		}
 		moved += len(adds[g])
 		from, bounds[g] = old.bounds[g], len(cands)
 	}
-	rebuilt := make(map[string]bool, len(appended)+len(changed))
 	// The view holds what its predecessor held (the values it points at stay), its own
 	// pointers and the values it built.
-	bytes := old.bytes - int64(cap(old.candidates))*8 + int64(cap(cands))*8 + int64(cap(built))*candidateSize
+	bytes := old.bytes - int64(cap(old.candidates))*8 + int64(cap(cands))*8 + int64(cap(built))*candidateSize +
+		int64(cap(places))*8 + int64(n)
 	for _, c := range built {
 		bytes += candidateLists(&c)
-	}
-	for _, r := range appended {
-		rebuilt[r.ID] = true
 	}
 	for r := range changed {
 		i := old.locate(r, b.depth[r.BranchID])
@@ -158,13 +163,13 @@ func (c *Conversation) extend(old *view, lin Lineage, asOf time.Time, names map[
 			return nil
 		}
 		built = append(built, c.build(b, r, lin, old.candidates[i]))
-		cands[i+shift[groupOf(r.Kind)]] = &built[len(built)-1]
+		i += shift[groupOf(r.Kind)]
+		cands[i], rebuilt[i] = &built[len(built)-1], true
 		bytes += candidateLists(&built[len(built)-1])
-		rebuilt[r.ID] = true
 	}
 	v := &view{candidates: cands, baseline: baseline, latest: b.latest, bounds: bounds,
 		branches: old.branches, revs: old.revs, sharedGen: old.sharedGen, participants: old.participants,
-		logged: len(c.log), runs: len(c.runLog), lastSeq: lastSeq, parent: old.id, rebuilt: rebuilt, bytes: bytes}
+		logged: len(c.log), runs: len(c.runLog), lastSeq: lastSeq, parent: old.id, places: places, rebuilt: rebuilt, bytes: bytes}
 	v.id = c.id + "/" + active + "/" + strconv.FormatInt(viewSeq.Add(1), 10)
 	return v
 }

@@ -112,6 +112,7 @@ func playRandomWrites(t *testing.T, seed uint64, n int) (extended, whole int) {
 		return ls
 	}
 	names := map[string]string{"pt_1": "one", "pt_2": "two"}
+	views := map[string]model.Snapshot{}
 	check := func(step int) {
 		t.Helper()
 		for _, lin := range lineages() {
@@ -130,8 +131,22 @@ func playRandomWrites(t *testing.T, seed uint64, n int) (extended, whole int) {
 				}
 				if got.ViewParent != "" {
 					extended++
+					// Every candidate not rebuilt is the parent view's, where it says.
+					parent, ok := views[got.ViewParent]
+					if !ok {
+						t.Fatalf("seed %d, step %d: a view extends %q, which no snapshot had", seed, step, got.ViewParent)
+					}
+					for i, c := range got.Candidates {
+						k := got.ViewPlaces[i]
+						if !got.Rebuilt[i] && (k < 0 || parent.Candidates[k] != c) || got.Rebuilt[i] && k >= 0 && parent.Candidates[k].ID != c.ID {
+							t.Fatalf("seed %d, step %d: candidate %d (%s, rebuilt %v) is not at %d of the parent view", seed, step, i, c.ID, got.Rebuilt[i], k)
+						}
+					}
 				} else {
 					whole++
+				}
+				if got.View != "" {
+					views[got.View] = got
 				}
 				if got.BaselineTokens != want.BaselineTokens {
 					t.Fatalf("seed %d, step %d, %s: baseline %d, a whole build %d", seed, step, branch, got.BaselineTokens, want.BaselineTokens)

@@ -64,7 +64,7 @@ func (c *Conversation) Select(lin Lineage, req model.AssemblyRequest, opts model
 		}
 	}
 	snap.Candidates, snap.BaselineTokens, snap.View = v.candidates, v.baseline, v.id
-	snap.ViewParent, snap.Rebuilt = v.parent, v.rebuilt
+	snap.ViewParent, snap.ViewPlaces, snap.Rebuilt = v.parent, v.places, v.rebuilt
 	snap.StructurallyExcluded, snap.ExcludedRefs = excludedRecords(c, lin, req.AsOf, req.Trace)
 	return shared, nil
 }
@@ -96,10 +96,12 @@ type view struct {
 	participants int
 	logged, runs int
 	lastSeq      int64
-	// parent is the view this one extends, and rebuilt the ids of the candidates it built
-	// anew (added or changed); empty for a view built whole.
+	// parent is the view this one extends, places where each candidate was in it (-1 for
+	// one added) and rebuilt which candidates it built anew (added or changed); empty for a
+	// view built whole.
 	parent  string
-	rebuilt map[string]bool
+	places  []int
+	rebuilt []bool
 	// bytes is the heap it holds (size), counted when it is kept; lists the part of it the
 	// lists built for the candidates hold.
 	bytes, lists int64

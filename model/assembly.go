@@ -161,10 +161,12 @@ type Snapshot struct {
 	// are read-only either way. Empty when the candidates were built for this snapshot alone.
 	View string
 	// ViewParent names the view that View extends, when it was built from it by adding and
-	// rebuilding candidates; Rebuilt lists those candidates' ids. Every other candidate is
-	// the same as in ViewParent, so what was computed from it alone may be kept.
+	// rebuilding candidates: ViewPlaces says where each candidate was among ViewParent's
+	// (-1 for one added), Rebuilt which candidates were built anew (added or changed). Every
+	// other candidate is ViewParent's, so what was computed from it alone may be kept.
 	ViewParent string
-	Rebuilt    map[string]bool
+	ViewPlaces []int
+	Rebuilt    []bool
 }
 
 // Instructions is one text of instructions an assembly sends: whose they are (a

@@ -128,108 +128,6 @@ func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
 	return JudgeCandidates(v, req, model.CandidatePointers(cands))
 }
 
-// JudgeCandidates applies every policy of DESIGN §4 to the candidates of one snapshot, in
-// order: ownership / visibility, privacy and routing, provenance, supersession, freshness,
-// recovery, rehydration, the conversation window and conflicts. It returns one verdict per
-// candidate in the candidates' order. The budget is fitted afterwards (Fit).
-func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []Verdict {
-	verdicts := make([]Verdict, len(cands))
-	byID := make(map[string]int, len(cands))
-	for i := range cands {
-		byID[cands[i].ID] = i
-		verdicts[i] = Verdict{Candidate: cands[i], Tier: tierNone}
-	}
-	// Ownership first: supersession needs to know which memories are eligible.
-	visible := make([]bool, len(cands))
-	for i := range cands {
-		if d, ok := Ownership(req, cands[i]); ok {
-			verdicts[i].Decision = d
-		} else {
-			visible[i] = true
-		}
-	}
-	eligible := func(id string) bool {
-		i, ok := byID[id]
-		return ok && visible[i] && cands[i].InLineage
-	}
-
-	window := conversationWindow(v, req, cands, visible)
-	current := currentUserMessage(cands, visible)
-	latestCheckpoint, latestSkills := latestRunState(req, cands)
-	relevanceTerms := map[string]bool{}
-	if i, ok := byID[current]; ok {
-		relevanceTerms = terms(cands[i].Message.Content)
-	}
-
-	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
-	// the request names them.
-	summarised := map[string]bool{}
-	for i := range cands {
-		if cands[i].Type == model.TypeMemory && visible[i] {
-			for _, src := range cands[i].Memory.LiveSourceIDs {
-				summarised[src] = true
-			}
-		}
-	}
-	latest := latestRound(v, req, cands)
-	var rawBytes int64
-	rawArtifacts := map[string]bool{}
-	recoveryCalls := map[string]bool{}
-
-	// Calls and artifacts before memories: a memory is a duplicate of a raw artifact that is
-	// included, and a failed artifact is represented by its call's recovery item.
-	order := make([]int, 0, len(cands))
-	for _, typ := range []model.RecordType{model.TypeToolCall, model.TypeArtifact, model.TypeMessage, model.TypeCheckpoint, model.TypeSkills, model.TypeMemory} {
-		for i := range cands {
-			if cands[i].Type == typ {
-				order = append(order, i)
-			}
-		}
-	}
-	for _, i := range order {
-		c := cands[i]
-		vd := &verdicts[i]
-		if !visible[i] && !recoveryForParent(req, c) {
-			continue
-		}
-		switch c.Type {
-		case model.TypeToolCall:
-			*vd = judgeCall(v, req, c, vd.Decision)
-			if vd.Included() && vd.Decision.As == model.AsRecovery {
-				recoveryCalls[c.ID] = true
-			}
-		case model.TypeArtifact:
-			*vd = judgeArtifact(v, req, c, recoveryCalls, summarised, latest, &rawBytes)
-			if vd.Included() && vd.Decision.As == model.AsRaw {
-				rawArtifacts[c.ID] = true
-			}
-		case model.TypeMessage:
-			*vd = judgeMessage(v, req, c, window, current)
-		case model.TypeCheckpoint:
-			*vd = judgeRunState(c, latestCheckpoint, checkpointState)
-		case model.TypeSkills:
-			*vd = judgeRunState(c, latestSkills, skillsState)
-		case model.TypeMemory:
-			*vd = judgeMemory(v, req, c, eligible, rawArtifacts)
-			vd.Relevance = overlap(relevanceTerms, c.Memory.Summary)
-		}
-	}
-	for i := range verdicts {
-		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() {
-			if k, ok := byID[vd.Candidate.Artifact.ToolCallID]; ok {
-				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
-			}
-		}
-	}
-	if req.Recall {
-		for i := range verdicts {
-			verdicts[i].RecallID = recallID(&verdicts[i])
-		}
-	}
-	markConflicts(verdicts)
-	return verdicts
-}
-
 // recallID is the artifact a record's line names for recall: a reference's own, a memory's
 // first live source. A memory shown through its safe summary names none (its provider may
 // not receive the body), and neither does one that quotes its source whole.
@@ -402,13 +300,13 @@ func judgeCall(v Version, req Request, c *model.Candidate, _ model.Decision) Ver
 // the artifact, or it is a result of the assembly run's own calls that no memory stands in
 // for — privacy allows it for the provider, and it fits the rehydration byte budget;
 // otherwise its memory, a reference or nothing.
-func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, summarised, latest map[string]bool, rawBytes *int64) Verdict {
+func judgeArtifact(v Version, req Request, c *model.Candidate, recovery, summarised, latest bool, rawBytes *int64) Verdict {
 	vd := Verdict{Candidate: c, Tier: tierNone}
 	exact := model.Contains(req.ExactArtifactIDs, c.ID)
 	currentRun := req.RunID != "" && c.OwnerRunID == req.RunID
 	// Reasons in precedence order: privacy before duplicate before window.
 	switch {
-	case !v.MayReceive(req.Provider, c.PrivacyClass) && recoveryCalls[c.Artifact.ToolCallID] && !exact && isHandle(c):
+	case !v.MayReceive(req.Provider, c.PrivacyClass) && recovery && !exact && isHandle(c):
 		// The body may not go to this provider, but that the call has an answer, and where
 		// it is kept, may.
 		vd = Verdict{Candidate: c, Tier: TierProtected, Protected: true, CarriesAnswer: true, Restricted: true}
@@ -426,15 +324,15 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 		vd.Decision = omit(c, model.PolicyProvenance, RuleBodyRedacted, model.ReasonRedacted)
 		vd.Decision.Bulk = !exact && !currentRun
 		return vd
-	case recoveryCalls[c.Artifact.ToolCallID] && !exact && isHandle(c):
+	case recovery && !exact && isHandle(c):
 		return judgeHandle(v, c, rawBytes)
-	case recoveryCalls[c.Artifact.ToolCallID] && !exact:
+	case recovery && !exact:
 		vd.Decision = omit(c, model.PolicyRecovery, RuleRepresentedByCall, model.ReasonDuplicate)
 		return vd
-	case !exact && currentRun && summarised[c.ID] && !latest[c.ID]:
+	case !exact && currentRun && summarised && !latest:
 		vd.Decision = omit(c, model.PolicyRehydration, RuleMemoryStandsIn, model.ReasonDuplicate)
 		return vd
-	case !exact && !currentRun && v.Promotion != nil && !summarised[c.ID] && c.Tool.Status == model.ToolSucceeded:
+	case !exact && !currentRun && v.Promotion != nil && !summarised && c.Tool.Status == model.ToolSucceeded:
 		// Nothing stands in for this completed round: it is named, never left out silently.
 		vd.Decision = include(c, model.PolicyWindow, RuleRoundReference, model.AsReference, "an older completed round with no memory")
 		vd.Tier = TierMemory
@@ -457,7 +355,7 @@ func judgeArtifact(v Version, req Request, c *model.Candidate, recoveryCalls, su
 		rule = RuleRecallRefused
 	case c.Tool.Name == model.RecallTool:
 		rule = RuleModelRequested
-	case latest[c.ID] && summarised[c.ID]:
+	case latest && summarised:
 		rule = RuleLatestRound
 	default:
 		rule = RuleCurrentRunResult

@@ -1,0 +1,150 @@
+package assembly
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
+)
+
+// Judging an extension of judged candidates (policy.JudgeAgain) gives the verdicts judging
+// them whole does, over generated lineages extended again and again: candidates added
+// anywhere and candidates changed (their outcome, visibility, privacy class, owner,
+// supersession, conflicts, sources, run), for both embedded policy versions.
+func TestJudgeAgainIsJudge(t *testing.T) {
+	versions := []string{"default", "strict-freshness"}
+	for seed := uint64(1); seed <= 400; seed++ {
+		g, req := generatedLineage(seed)
+		v, err := policy.Embedded().Resolve(t.Context(), "", versions[seed%2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seed%4 < 2 {
+			// A byte budget that the raw bodies compete for.
+			v.RehydrationBytes = 2500
+		}
+		preq := policy.Request{ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
+			Provider: g.snap.Participant.Provider, ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
+			Recall: seed%3 == 0}
+		r := rand.New(rand.NewPCG(seed, 5))
+		cands := g.snap.Candidates
+		verdicts, ctx := policy.JudgeWithContext(v, preq, cands)
+		for step := range 6 {
+			more, _ := generatedLineage(seed*1000 + uint64(step))
+			next, from, rebuilt := extended(r, cands, more.snap.Candidates, fmt.Sprintf("s%d", step))
+			got, gctx := policy.JudgeAgain(v, preq, next, verdicts, ctx, from, rebuilt)
+			want := policy.JudgeCandidates(v, preq, next)
+			if !reflect.DeepEqual(got, want) {
+				for i := range want {
+					if !reflect.DeepEqual(got[i], want[i]) {
+						t.Fatalf("seed %d, step %d: the verdict on %s %s (rebuilt %v) judged again:\n%s\njudged whole:\n%s", seed, step,
+							next[i].Type, next[i].ID, rebuilt[i], describe(got[i]), describe(want[i]))
+					}
+				}
+			}
+			cands, verdicts, ctx = next, got, gctx
+		}
+	}
+}
+
+func describe(vd policy.Verdict) string {
+	c := vd.Candidate
+	vd.Candidate = nil
+	return fmt.Sprintf("%+v answer %+v revival %+v stale %v\n  of %+v", vd, vd.Answer, vd.Revival, vd.StaleSince, *c)
+}
+
+// extended returns cands with some of more added at random places (their ids made unique
+// with tag) and some of cands changed, with where each was in cands (-1 for added) and which
+// were built anew.
+func extended(r *rand.Rand, cands, more []*model.Candidate, tag string) ([]*model.Candidate, []int, []bool) {
+	var out []*model.Candidate
+	var from []int
+	var rebuilt []bool
+	var memories, artifacts []string
+	for _, c := range cands {
+		switch c.Type {
+		case model.TypeMemory:
+			memories = append(memories, c.ID)
+		case model.TypeArtifact:
+			artifacts = append(artifacts, c.ID)
+		}
+	}
+	added := make([]*model.Candidate, 0, len(more))
+	for _, m := range more {
+		if r.IntN(3) == 0 {
+			c := renamed(*m, tag)
+			c.Seq += 5000
+			added = append(added, &c)
+		}
+	}
+	for k, c := range cands {
+		for len(added) > 0 && r.IntN(len(cands)) < 2 {
+			out, from, rebuilt = append(out, added[0]), append(from, -1), append(rebuilt, true)
+			added = added[1:]
+		}
+		if r.IntN(6) > 0 {
+			out, from, rebuilt = append(out, c), append(from, k), append(rebuilt, false)
+			continue
+		}
+		changed := *c
+		switch r.IntN(9) {
+		case 0:
+			changed.Tool.Status = pick(r, model.ToolSucceeded, model.ToolFailed, model.ToolPending, model.ToolDeferred)
+		case 1:
+			changed.Visibility = pick(r, model.VisibilityParticipant, model.VisibilityBranch, model.VisibilityConversation, model.VisibilityAudit)
+		case 2:
+			changed.PrivacyClass = pick(r, "public", "internal", "secret")
+		case 3:
+			changed.OwnerParticipantID = pick(r, "pt_me", "pt_other")
+		case 4:
+			if len(memories) > 0 {
+				changed.Memory.SupersededBy = append(slices.Clone(changed.Memory.SupersededBy), pick(r, memories...))
+			}
+		case 5:
+			if len(memories) > 0 && changed.Type == model.TypeMemory {
+				changed.Memory.ConflictsWith = append(slices.Clone(changed.Memory.ConflictsWith), pick(r, memories...))
+			}
+		case 6:
+			if len(artifacts) > 0 {
+				src := []string{pick(r, artifacts...)}
+				changed.Memory.SourceArtifactIDs, changed.Memory.LiveSourceIDs = src, src
+			}
+		case 7:
+			changed.OwnerRunStatus = pick(r, "running", "completed", "failed")
+			changed.Promoted = !changed.Promoted
+		case 8:
+			changed.Call.RetriedBy = append(slices.Clone(changed.Call.RetriedBy), "tc_retry")
+		}
+		out, from, rebuilt = append(out, &changed), append(from, k), append(rebuilt, true)
+	}
+	for _, c := range added {
+		out, from, rebuilt = append(out, c), append(from, -1), append(rebuilt, true)
+	}
+	return out, from, rebuilt
+}
+
+// renamed is a candidate with every id it holds or names made unique with tag.
+func renamed(c model.Candidate, tag string) model.Candidate {
+	id := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return s + "_" + tag
+	}
+	ids := func(list []string) []string {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = id(s)
+		}
+		return out
+	}
+	c.ID, c.Artifact.ToolCallID = id(c.ID), id(c.Artifact.ToolCallID)
+	c.Call.ArtifactIDs, c.Call.RetriedBy = ids(c.Call.ArtifactIDs), ids(c.Call.RetriedBy)
+	c.Memory.SourceArtifactIDs, c.Memory.LiveSourceIDs = ids(c.Memory.SourceArtifactIDs), ids(c.Memory.LiveSourceIDs)
+	c.Memory.SupersededBy, c.Memory.ConflictsWith = ids(c.Memory.SupersededBy), ids(c.Memory.ConflictsWith)
+	return c
+}

@@ -1,0 +1,423 @@
+package policy
+
+import (
+	"maps"
+
+	"github.com/ctxgraph/ctxgraph/model"
+)
+
+// Context is what judging a snapshot's candidates worked out besides the verdicts: who may
+// see each candidate, the conversation window, the message being answered, the run's latest
+// checkpoint and skills, which artifacts visible memories stand in for, the latest round and
+// which artifacts reached the rehydration byte budget. JudgeAgain starts from it to judge
+// an extension of the same candidates.
+type Context struct {
+	visible    []bool
+	window     map[string]bool
+	current    string
+	terms      map[string]bool
+	checkpoint map[string]string
+	skills     map[string]string
+	// summarised counts the visible memories standing in for each artifact.
+	summarised map[string]int
+	latest     map[string]bool
+	// byteUsers are the artifacts whose judgement reached the byte budget, in order.
+	byteUsers []int
+}
+
+// JudgeCandidates applies every policy of DESIGN §4 to the candidates of one snapshot, in
+// order: ownership / visibility, privacy and routing, provenance, supersession, freshness,
+// recovery, rehydration, the conversation window and conflicts. It returns one verdict per
+// candidate in the candidates' order. The budget is fitted afterwards (Fit).
+func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []Verdict {
+	verdicts, _ := JudgeWithContext(v, req, cands)
+	return verdicts
+}
+
+// JudgeWithContext is JudgeCandidates, with what the judgement worked out (JudgeAgain).
+func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]Verdict, *Context) {
+	j := &judging{v: v, req: req, cands: cands, verdicts: make([]Verdict, len(cands)), ctx: &Context{visible: make([]bool, len(cands))},
+		marked: make([]bool, len(cands))}
+	for i := range cands {
+		// Ownership first: supersession needs to know which memories are eligible.
+		j.start(i)
+	}
+	j.ctx.window, j.ctx.current = conversationWindow(v, req, cands, j.ctx.visible), currentUserMessage(cands, j.ctx.visible)
+	j.ctx.terms = j.termsOf(j.ctx.current)
+	j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands)
+	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
+	// the request names them.
+	j.ctx.summarised = map[string]int{}
+	for i, c := range cands {
+		if c.Type == model.TypeMemory && j.ctx.visible[i] {
+			for _, src := range c.Memory.LiveSourceIDs {
+				j.ctx.summarised[src]++
+			}
+		}
+	}
+	j.ctx.latest = latestRound(v, req, cands)
+	j.judgeMarked(nil)
+	return j.verdicts, j.ctx
+}
+
+// JudgeAgain judges an extension of candidates judged before: cands are the snapshot's,
+// prev and pctx the verdicts and context of the candidates it extends, from the place of
+// each candidate among those (-1 for one added), and rebuilt says which candidates were
+// built anew (added or changed). A candidate that was not rebuilt keeps its verdict unless
+// what it was judged by changed: the window or the message being answered (messages), the
+// run's latest state (checkpoints and skills), the memories standing in for it, the latest
+// round or its call's recovery (artifacts), the byte budget (those that reached it), the
+// raw inclusion of a source or the eligibility of a memory superseding it (memories);
+// memories in a conflict are judged again. The verdicts are the ones JudgeCandidates gives
+// (TestJudgeAgainIsJudge). now must lie where no memory of prev changes its staleness.
+func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict, pctx *Context, from []int, rebuilt []bool) ([]Verdict, *Context) {
+	n := len(cands)
+	j := &judging{v: v, req: req, cands: cands, verdicts: make([]Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
+		ctx: &Context{visible: make([]bool, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
+			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills}}
+	messages, runState, memories := false, false, false
+	for i, c := range cands {
+		if !rebuilt[i] {
+			j.verdicts[i] = prev[from[i]]
+			j.ctx.visible[i] = pctx.visible[from[i]]
+			continue
+		}
+		j.start(i)
+		switch c.Type {
+		case model.TypeMessage:
+			messages = true
+		case model.TypeCheckpoint, model.TypeSkills:
+			runState = true
+		case model.TypeMemory:
+			memories = true
+		}
+	}
+	if messages {
+		j.ctx.window, j.ctx.current = conversationWindow(v, req, cands, j.ctx.visible), currentUserMessage(cands, j.ctx.visible)
+		if j.ctx.current != pctx.current {
+			j.ctx.terms = j.termsOf(j.ctx.current)
+		}
+		changed := map[string]bool{pctx.current: true, j.ctx.current: true}
+		for id := range symmetricDifference(pctx.window, j.ctx.window) {
+			changed[id] = true
+		}
+		j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeMessage && changed[c.ID] })
+	}
+	if runState {
+		j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands)
+		if !maps.Equal(j.ctx.checkpoint, pctx.checkpoint) || !maps.Equal(j.ctx.skills, pctx.skills) {
+			j.markWhere(func(c *model.Candidate) bool {
+				return (c.Type == model.TypeCheckpoint || c.Type == model.TypeSkills) && c.RunState.RunID == req.RunID
+			})
+		}
+	}
+	if memories {
+		// The memories standing in for each artifact, counted again where one was rebuilt.
+		j.ctx.summarised = maps.Clone(pctx.summarised)
+		changed := map[string]bool{}
+		count := func(c *model.Candidate, d int) {
+			for _, src := range c.Memory.LiveSourceIDs {
+				was := j.ctx.summarised[src] > 0
+				j.ctx.summarised[src] += d
+				if was != (j.ctx.summarised[src] > 0) {
+					changed[src] = !changed[src]
+				}
+			}
+		}
+		for i, c := range cands {
+			if !rebuilt[i] || c.Type != model.TypeMemory {
+				continue
+			}
+			if k := from[i]; k >= 0 && pctx.visible[k] && prev[k].Candidate.Type == model.TypeMemory {
+				count(prev[k].Candidate, -1)
+			}
+			if j.ctx.visible[i] {
+				count(c, +1)
+			}
+		}
+		j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeArtifact && changed[c.ID] })
+	}
+	j.ctx.latest = latestRound(v, req, cands)
+	if !maps.Equal(j.ctx.latest, pctx.latest) {
+		changed := symmetricDifference(pctx.latest, j.ctx.latest)
+		j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeArtifact && changed[c.ID] })
+	}
+	if j.ctx.current != pctx.current {
+		// Every memory's relevance is read against the message being answered.
+		for i, c := range cands {
+			if c.Type == model.TypeMemory && j.ctx.visible[i] {
+				j.verdicts[i].Relevance = overlap(j.ctx.terms, c.Memory.Summary)
+			}
+		}
+	}
+	// Memories in a conflict are judged again: marking their sides depends on all of them.
+	j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 })
+	j.judgeMarked(pctx.byteUsers)
+	return j.verdicts, j.ctx
+}
+
+// judging is one judgement in progress: the verdicts so far, the context, the candidates
+// still to judge (marked), and for JudgeAgain the verdicts judged before and where each
+// candidate was among them.
+type judging struct {
+	v        Version
+	req      Request
+	cands    []*model.Candidate
+	verdicts []Verdict
+	ctx      *Context
+	marked   []bool
+	prev     []Verdict
+	prevCtx  *Context
+	from     []int
+}
+
+// start begins judging candidate i: who may see it, and marked to be judged.
+func (j *judging) start(i int) {
+	c := j.cands[i]
+	j.verdicts[i] = Verdict{Candidate: c, Tier: tierNone}
+	if d, ok := Ownership(j.req, c); ok {
+		j.verdicts[i].Decision = d
+	} else {
+		j.ctx.visible[i] = true
+	}
+	j.marked[i] = true
+}
+
+func (j *judging) termsOf(current string) map[string]bool {
+	for _, c := range j.cands {
+		if c.ID == current && c.Type == model.TypeMessage {
+			return terms(c.Message.Content)
+		}
+	}
+	return map[string]bool{}
+}
+
+func (j *judging) markWhere(match func(*model.Candidate) bool) {
+	for i, c := range j.cands {
+		if !j.marked[i] && match(c) {
+			j.marked[i] = true
+		}
+	}
+}
+
+// before is the verdict a candidate had in the judgement extended (nil: none, or a whole
+// judgement).
+func (j *judging) before(i int) *Verdict {
+	if j.prev == nil || j.from[i] < 0 {
+		return nil
+	}
+	return &j.prev[j.from[i]]
+}
+
+// judgeMarked judges the marked candidates by type: calls and artifacts before memories (a
+// memory is a duplicate of a raw artifact that is included, and a failed artifact is
+// represented by its call's recovery item), marking what their new verdicts change;
+// byteUsers (places in the judgement extended) are judged again with them, since the byte
+// budget is spent in the candidates' order. Then answers, recall and conflicts.
+func (j *judging) judgeMarked(byteUsers []int) {
+	v, req, cands, verdicts := j.v, j.req, j.cands, j.verdicts
+	judged := make([]int, 0, 64)
+	judge := func(i int, judgeOne func(c *model.Candidate) Verdict) bool {
+		c := cands[i]
+		judged = append(judged, i)
+		if !j.ctx.visible[i] && !recoveryForParent(req, c) {
+			return false
+		}
+		verdicts[i] = judgeOne(c)
+		return true
+	}
+	// Calls: a call's recovery decides its artifacts'.
+	recoveryChanged := map[string]bool{}
+	for i, c := range cands {
+		if c.Type != model.TypeToolCall || !j.marked[i] {
+			continue
+		}
+		old := j.before(i)
+		judge(i, func(c *model.Candidate) Verdict { return judgeCall(v, req, c, verdicts[i].Decision) })
+		if isRecovery(old) != isRecovery(&verdicts[i]) {
+			recoveryChanged[c.ID] = true
+		}
+	}
+	if len(recoveryChanged) > 0 {
+		j.markWhere(func(c *model.Candidate) bool {
+			return c.Type == model.TypeArtifact && recoveryChanged[c.Artifact.ToolCallID]
+		})
+	}
+	recovery := map[string]bool{}
+	for i, c := range cands {
+		if c.Type == model.TypeToolCall && isRecovery(&verdicts[i]) {
+			recovery[c.ID] = true
+		}
+	}
+	// Artifacts, in order: the byte budget is spent by those that reach it.
+	if j.prev != nil {
+		users := map[int]bool{}
+		for _, k := range byteUsers {
+			users[k] = true
+		}
+		for i, k := range j.from {
+			if k >= 0 && users[k] {
+				j.marked[i] = true
+			}
+		}
+	}
+	var rawBytes int64
+	rawChanged := map[string]bool{}
+	answered := map[string]bool{}
+	for i, c := range cands {
+		if c.Type != model.TypeArtifact || !j.marked[i] {
+			continue
+		}
+		old := j.before(i)
+		if judge(i, func(c *model.Candidate) Verdict {
+			return judgeArtifact(v, req, c, recovery[c.Artifact.ToolCallID], j.ctx.summarised[c.ID] > 0, j.ctx.latest[c.ID], &rawBytes)
+		}) && reachedByteBudget(&verdicts[i]) {
+			j.ctx.byteUsers = append(j.ctx.byteUsers, i)
+		}
+		if isRaw(old) != isRaw(&verdicts[i]) {
+			rawChanged[c.ID] = true
+		}
+		answered[c.Artifact.ToolCallID] = true
+	}
+	// The other unchanged artifacts did not reach the byte budget before, and nothing they
+	// are judged by changed.
+	if len(rawChanged) > 0 {
+		j.markWhere(func(c *model.Candidate) bool {
+			return c.Type == model.TypeMemory && anyIn(c.Memory.LiveSourceIDs, rawChanged)
+		})
+	}
+	raw := map[string]bool{}
+	for i, c := range cands {
+		if c.Type == model.TypeArtifact && isRaw(&verdicts[i]) {
+			raw[c.ID] = true
+		}
+	}
+	for i, c := range cands {
+		if !j.marked[i] {
+			continue
+		}
+		switch c.Type {
+		case model.TypeMessage:
+			judge(i, func(c *model.Candidate) Verdict { return judgeMessage(v, req, c, j.ctx.window, j.ctx.current) })
+		case model.TypeCheckpoint:
+			judge(i, func(c *model.Candidate) Verdict { return judgeRunState(c, j.ctx.checkpoint, checkpointState) })
+		case model.TypeSkills:
+			judge(i, func(c *model.Candidate) Verdict { return judgeRunState(c, j.ctx.skills, skillsState) })
+		}
+	}
+	// Memories: a memory superseded by one whose eligibility changed is judged again.
+	eligibleChanged := map[string]bool{}
+	for i, c := range cands {
+		if j.prev != nil && j.marked[i] && c.Type == model.TypeMemory {
+			old := j.before(i)
+			was := old != nil && j.prevCtx.visible[j.from[i]] && old.Candidate.InLineage
+			if was != (j.ctx.visible[i] && c.InLineage) {
+				eligibleChanged[c.ID] = true
+			}
+		}
+	}
+	if len(eligibleChanged) > 0 {
+		j.markWhere(func(c *model.Candidate) bool {
+			return c.Type == model.TypeMemory && anyIn(c.Memory.SupersededBy, eligibleChanged)
+		})
+	}
+	eligible := j.eligibility()
+	for i, c := range cands {
+		if c.Type == model.TypeMemory && j.marked[i] && judge(i, func(c *model.Candidate) Verdict { return judgeMemory(v, req, c, eligible, raw) }) {
+			verdicts[i].Relevance = overlap(j.ctx.terms, c.Memory.Summary)
+		}
+	}
+	// A call's answer so far is the last included artifact carrying one.
+	for _, i := range judged {
+		if cands[i].Type == model.TypeToolCall {
+			answered[cands[i].ID] = true
+		}
+	}
+	for i, c := range cands {
+		if c.Type == model.TypeToolCall && answered[c.ID] {
+			verdicts[i].Answer = nil
+		}
+	}
+	calls := map[string]int{}
+	for i, c := range cands {
+		if c.Type == model.TypeToolCall && answered[c.ID] {
+			calls[c.ID] = i
+		}
+	}
+	for i := range verdicts {
+		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() && answered[vd.Candidate.Artifact.ToolCallID] {
+			if k, ok := calls[vd.Candidate.Artifact.ToolCallID]; ok {
+				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
+			}
+		}
+	}
+	if req.Recall {
+		for _, i := range judged {
+			verdicts[i].RecallID = recallID(&verdicts[i])
+		}
+	}
+	markConflicts(verdicts)
+}
+
+// eligibility returns whether a memory of the candidates may supersede another: it is in
+// the lineage and the participant may see it. Only the ids memories name as superseding
+// them are looked up.
+func (j *judging) eligibility() func(string) bool {
+	named := map[string]bool{}
+	for _, c := range j.cands {
+		for _, id := range c.Memory.SupersededBy {
+			named[id] = false
+		}
+	}
+	if len(named) > 0 {
+		for i, c := range j.cands {
+			if _, ok := named[c.ID]; ok {
+				named[c.ID] = j.ctx.visible[i] && c.InLineage
+			}
+		}
+	}
+	return func(id string) bool { return named[id] }
+}
+
+func isRecovery(vd *Verdict) bool {
+	return vd != nil && vd.Included() && vd.Decision.As == model.AsRecovery
+}
+
+func isRaw(vd *Verdict) bool {
+	return vd != nil && vd.Included() && vd.Decision.As == model.AsRaw
+}
+
+// reachedByteBudget reports whether an artifact's judgement weighed it against the
+// rehydration byte budget (judgeArtifact, judgeHandle).
+func reachedByteBudget(vd *Verdict) bool {
+	switch vd.Decision.Rule {
+	case RuleOverByteBudget, RuleExactRequested, RuleRecallRefused, RuleModelRequested, RuleLatestRound, RuleCurrentRunResult,
+		RuleHandleRaw, RuleHandleOverByteBudget:
+		return true
+	}
+	return false
+}
+
+func anyIn(ids []string, set map[string]bool) bool {
+	for _, id := range ids {
+		if set[id] {
+			return true
+		}
+	}
+	return false
+}
+
+func symmetricDifference(a, b map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for id := range a {
+		if !b[id] {
+			out[id] = true
+		}
+	}
+	for id := range b {
+		if !a[id] {
+			out[id] = true
+		}
+	}
+	return out
+}
