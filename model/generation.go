@@ -409,6 +409,13 @@ type GenerationGraph interface {
 	// RecordModelCall records one model call on its assembly and run and releases the
 	// run's step claim; KindConflict when the run has already ended.
 	RecordModelCall(ctx context.Context, accountID string, in ModelCallRecord) (Run, error)
+	// RecordRequestedCalls records a model call that asked for tool calls together with
+	// the calls, in one write: each call as RequestToolCall records it, in order, then the
+	// call as RecordModelCall records it, without an end (the run awaits its client's
+	// tools: its step claim and lease are released). It writes nothing when any call is
+	// refused: KindNotFound when the run is unknown, KindConflict when it has ended or a
+	// callId is taken, KindInvalid for a call of another run or one that names a retryOf.
+	RecordRequestedCalls(ctx context.Context, accountID string, rec ModelCallRecord, calls []NewToolCall) ([]ToolCall, error)
 	// ClaimRunStep claims a running run for one model call, so that two continuations never
 	// call its model at once, writes lease on it and returns the run as claimed (the tools
 	// it offers are read under the claim). A run interrupted (its server died) is reopened:
