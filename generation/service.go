@@ -585,7 +585,7 @@ func (s *Service) runTo(ctx context.Context, accountID, runID, what string, orIn
 
 // branchCalls resolves the participants of a branch's conversation (resolve).
 func (s *Service) branchCalls(ctx context.Context, accountID, branchID string, participantIDs []string) ([]participantCall, error) {
-	conv, err := s.Calls.BranchParticipants(ctx, accountID, branchID)
+	conv, err := s.Calls.BranchParticipants(ctx, accountID, branchID, participantIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (f *fakeGraph) write(format string, args ...any) {
 	f.wrote = append(f.wrote, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeGraph) BranchParticipants(ctx context.Context, accountID, branchID string) (model.Conversation, error) {
+func (f *fakeGraph) BranchParticipants(ctx context.Context, accountID, branchID string, _ []string) (model.Conversation, error) {
 	return f.Conversation(ctx, accountID, "cnv_1")
 }
 

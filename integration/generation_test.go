@@ -2,10 +2,12 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
@@ -904,5 +907,58 @@ func TestGenerationWritesTheRequestedToolCallsWithTheModelCall(t *testing.T) {
 	if n := cypherCount(t, `MATCH (u:Message {content: 'twice', branchId: $branch})<-[:TRIGGERED_BY]-(r:ModelRun)
 		WHERE r.modelCalls IS NULL AND NOT EXISTS { (r)-[:REQUESTED]->() } RETURN count(r)`, map[string]any{"branch": branch}); n != 1 {
 		t.Errorf("an answer with two calls of one callId wrote some of them or the model call")
+	}
+}
+
+// branchParticipantReads is how many times this process has read a branch's participants
+// from the graph (BranchParticipants).
+func branchParticipantReads() int64 { return cypher.QueryTimes()["BranchParticipants"].Runs }
+
+// A turn's participants are resolved from the assembler's copy of the conversation when it
+// knows them, read when it does not (a participant added since), and a copy that outlived
+// its conversation's deletion (made by another server) writes nothing: the turn answers 404.
+func TestGenerationResolvesFromTheAssemblersCopy(t *testing.T) {
+	h := newProviderHarness(t)
+	conv, branch, ids := h.conversationWith([3]string{"dev", "", ""})
+	turn := func(participants []string, content string) response {
+		return h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": participants,
+			"userMessage": map[string]any{"content": content}})
+	}
+	steps := []struct {
+		name         string
+		participants func() []string
+		wantReads    int64
+	}{
+		{"the first turn: no copy yet, read", func() []string { return ids }, 1},
+		{"the next turn: the copy knows the branch and the participant", func() []string { return ids }, 0},
+		{"a participant added since: read", func() []string {
+			added := str(h.must(201, "POST", "/v1/conversations/"+conv+"/participants", map[string]any{"kind": "model", "name": "dev2"}), "id")
+			return append(ids, added)
+		}, 1},
+	}
+	for i, s := range steps {
+		participants := s.participants()
+		before := branchParticipantReads()
+		if r := turn(participants, fmt.Sprintf("turn %d", i)); r.status != 201 {
+			t.Fatalf("%s: got status %d (%s), want 201", s.name, r.status, r.body)
+		}
+		if got := branchParticipantReads() - before; got != s.wantReads {
+			t.Errorf("%s: got %d reads of the branch's participants, want %d", s.name, got, s.wantReads)
+		}
+	}
+
+	// Another server (its own store, so its own copies) deletes the conversation; this one
+	// still holds its copy.
+	other := *h
+	cfg := h.cfg
+	cfg.Store = openStore(t.TempDir())
+	store := cfg.Store
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
+	other.wire(cfg)
+	other.must(204, "DELETE", "/v1/conversations/"+conv, nil)
+	h.expectError(turn(ids, "after the deletion"), 404, "not_found", "")
+	// The turn's first write (its user message and run, one statement) found no branch.
+	if n := cypherCount(t, `MATCH (m:Message {content: 'after the deletion'}) RETURN count(m)`, nil); n != 0 {
+		t.Errorf("a turn on a deleted conversation wrote %d nodes", n)
 	}
 }

@@ -400,8 +400,11 @@ type ModelCallRecord struct {
 // GenerationGraph is what the generation path reads and writes beyond ExecutionGraph.
 type GenerationGraph interface {
 	// BranchParticipants returns the conversation of a branch with its ID and participants
-	// only (KindNotFound otherwise).
-	BranchParticipants(ctx context.Context, accountID, branchID string) (Conversation, error)
+	// only, each with its id, kind, name, provider and model (KindNotFound otherwise): all of
+	// them, or only those of participantIDs when the assembler's copy of the conversation
+	// knows the branch and every one of them, which is then read from it, not the graph. A
+	// participant of participantIDs missing from the answer is not the conversation's.
+	BranchParticipants(ctx context.Context, accountID, branchID string, participantIDs []string) (Conversation, error)
 	// ChildRuns lists the runs CHILD_OF a run (its subagents), oldest first.
 	ChildRuns(ctx context.Context, accountID, runID string) ([]Run, error)
 	// RunToolCalls lists the calls a run requested, oldest first, with their outcomes.
