@@ -527,8 +527,20 @@ type branchParticipantsRow struct {
 
 // BranchParticipants returns the conversation a branch of the account belongs to with its
 // ID and participants only (no branches), in one auto-commit read; KindNotFound naming
-// branchId otherwise.
-func (s *Store) BranchParticipants(ctx context.Context, accountID, branchID string) (model.Conversation, error) {
+// branchId otherwise. When the assembler's copy of the conversation knows the branch and
+// every one of participantIDs, it answers with those and nothing is read: a branch never
+// changes conversation, a participant's id, kind, name, provider and model never change,
+// and participants are only added, so what the copy knows is current (an unknown
+// participant may have been added since: the graph is read). A conversation deleted since
+// the copy was read has lost its branches and participants with its deletion mark
+// (MarkConversationDeleted), so the turn's first write (BeginTurn) finds no branch and
+// answers KindNotFound naming it, as this read would have.
+func (s *Store) BranchParticipants(ctx context.Context, accountID, branchID string, participantIDs []string) (model.Conversation, error) {
+	if copy, known := s.records.Lookup(accountID, branchID); known && copy != nil && len(participantIDs) > 0 {
+		if ps, ok := copy.Participants(participantIDs); ok {
+			return model.Conversation{ID: copy.ID(), Participants: ps}, nil
+		}
+	}
 	row, found, err := branchParticipants.autoOne(ctx, s, neo4j.AccessModeRead, branchParams{AccountID: accountID, BranchID: branchID})
 	if err != nil {
 		return model.Conversation{}, err

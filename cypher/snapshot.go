@@ -137,6 +137,11 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		copy.Advance(branches[i].ID, asProps(v).i64("rev"))
 	}
 	copy.Unlock()
+	participants := make([]model.Participant, len(read.Participants))
+	for i, v := range read.Participants {
+		participants[i] = participantOf(asProps(v))
+	}
+	copy.KnowParticipants(participants)
 	if !opts.Fresh {
 		s.records.Store(accountID, branches, copy)
 	}

@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -39,24 +40,8 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 	if err != nil {
 		return model.ToolCall{}, err
 	}
-	id := newID("tc")
-	callID := in.CallID
-	if callID == "" {
-		callID = id
-	}
-	params := map[string]any{
-		"id": id, "runId": in.RunID, "callId": callID, "tool": in.Tool,
-		"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
-		"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
-		"freshnessClass": nil, "staleAfter": nil, "revalidateWith": nil, "retentionClass": nil, "retentionAfter": nil,
-		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
-	}
-	if f := in.Freshness; f != nil {
-		params["freshnessClass"], params["staleAfter"], params["revalidateWith"] = nullable(f.Class), nullable(f.StaleAfter), f.RevalidateWith
-	}
-	if r := in.Retention; r != nil {
-		params["retentionClass"], params["retentionAfter"] = r.Class, nullable(r.After)
-	}
+	params := s.toolCallRow(in, args, createdAt, recordedAt)
+	callID := params["callId"].(string)
 	var rec *neo4j.Record
 	if in.RetryOf == "" && !keyed(ctx) {
 		rec, err = s.toolCalls.write(ctx, s, accountID, params)
@@ -95,6 +80,152 @@ func (s *Store) RequestToolCall(ctx context.Context, accountID string, in model.
 		s.recent.put(accountID, call)
 	}
 	return call, s.settle(ctx, err, args)
+}
+
+// recordRequestedCalls records a model call that asked for tool calls with the calls
+// (RecordRequestedCalls).
+var recordRequestedCalls = newQuery[requestedCallsParams, struct {
+	Calls []any `col:"calls"`
+}]("RecordRequestedCalls")
+
+// requestedCallsParams are RecordRequestedCalls': the calls' rows (toolCallRow) and the
+// model call as RecordModelCall records it, without an end.
+type requestedCallsParams struct {
+	RunID         string           `param:"runId"`
+	AccountID     string           `param:"accountId"`
+	Calls         []map[string]any `param:"calls"`
+	AssemblyID    string           `param:"assemblyId,null"`
+	PolicyVersion string           `param:"policyVersion,null"`
+	RequestSHA256 string           `param:"requestSha256,null"`
+	RequestBody   string           `param:"requestBody,null"`
+	ResponseID    string           `param:"responseId,null"`
+	ResponseModel string           `param:"responseModel,null"`
+	FinishReason  string           `param:"finishReason,null"`
+	InputTokens   int64            `param:"inputTokens"`
+	OutputTokens  int64            `param:"outputTokens"`
+	LatencyMs     float64          `param:"latencyMs"`
+	Reoffer       bool             `param:"reoffer"`
+	Tools         string           `param:"tools,null"`
+	ToolChoice    string           `param:"toolChoice,null"`
+}
+
+// RecordRequestedCalls records a model call of the generation path that asked for tool
+// calls in one auto-commit statement (RecordRequestedCalls.cypher): each call as
+// RequestToolCall records it, in order, then the call on its assembly and run as
+// RecordModelCall records it, releasing the run's step claim and lease. It writes nothing
+// when a call is refused: KindNotFound when the run is not the account's, KindConflict when
+// it has ended or already has a call with one of the callIds (or two calls share one), and
+// KindInvalid for a call that names a retryOf or another run. The writes of a turn carry
+// no Idempotency-Key claim, so no response is stored with them.
+func (s *Store) RecordRequestedCalls(ctx context.Context, accountID string, rec model.ModelCallRecord, calls []model.NewToolCall) (_ []model.ToolCall, err error) {
+	if rec.Status != "" || rec.Error != nil || rec.KeepLease {
+		return nil, model.Internal("a model call that asked for tool calls awaits them: it neither ends its run nor keeps its lease", nil)
+	}
+	createdAt, recordedAt := s.stamps(nil)
+	p := requestedCallsParams{
+		RunID: rec.RunID, AccountID: accountID, Calls: make([]map[string]any, 0, len(calls)),
+		AssemblyID: rec.AssemblyID, PolicyVersion: rec.PolicyVersion, RequestSHA256: rec.RequestSHA256, RequestBody: string(rec.RequestBody),
+		ResponseID: rec.ResponseID, ResponseModel: rec.ResponseModel, FinishReason: rec.FinishReason,
+		InputTokens: int64(rec.Usage.InputTokens), OutputTokens: int64(rec.Usage.OutputTokens),
+		LatencyMs: float64(rec.Latency.Microseconds()) / 1000,
+	}
+	if rec.Offer != nil {
+		tools, err := toolsText(rec.Offer.Tools)
+		if err != nil {
+			return nil, err
+		}
+		p.Reoffer, p.Tools, p.ToolChoice = true, tools, rec.Offer.ToolChoice
+	}
+	captured := make([]payload, 0, len(calls))
+	defer func() {
+		for _, args := range captured {
+			_ = s.settle(ctx, err, args)
+		}
+	}()
+	seen := map[string]bool{}
+	for i, in := range calls {
+		switch {
+		case in.RunID != rec.RunID:
+			return nil, model.Invalid(fmt.Sprintf("calls[%d].runId", i), "a model call's tool calls are its run's")
+		case in.RetryOf != "":
+			return nil, model.Invalid(fmt.Sprintf("calls[%d].retryOf", i), "a model's tool call retries nothing: RequestToolCall records a retry")
+		}
+		var args payload
+		if args, err = s.capture(ctx, in.Arguments); err != nil {
+			return nil, err
+		}
+		captured = append(captured, args)
+		row := s.toolCallRow(in, args, createdAt, recordedAt)
+		callID := row["callId"].(string)
+		if seen[callID] {
+			return nil, &model.Error{Kind: model.KindConflict, Field: "callId", Message: "the model call asks for two tool calls with callId " + callID}
+		}
+		seen[callID] = true
+		p.Calls = append(p.Calls, row)
+	}
+	row, found, err := recordRequestedCalls.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, s.refusedCalls(ctx, accountID, rec.RunID, seen)
+	}
+	out := make([]model.ToolCall, len(row.Calls))
+	for i, v := range row.Calls {
+		out[i] = toolCallOf(asProps(v))
+		out[i].Arguments = calls[i].Arguments
+		s.recent.put(accountID, out[i])
+	}
+	return out, nil
+}
+
+// refusedCalls says why RecordRequestedCalls wrote nothing for a run: it is not the
+// account's, it has ended, or it already has a call with one of callIDs. Only then is the
+// run read.
+func (s *Store) refusedCalls(ctx context.Context, accountID, runID string, callIDs map[string]bool) error {
+	run, err := s.requireRecord(ctx, accountID, "ModelRun", runID)
+	if err != nil {
+		return err
+	}
+	if status := run.Props.str("status"); status != model.RunStatusRunning {
+		return model.Conflict("run %q has already ended with status %s", runID, status)
+	}
+	existing, err := s.RunToolCalls(ctx, accountID, runID)
+	if err != nil {
+		return err
+	}
+	for _, c := range existing {
+		if callIDs[c.CallID] {
+			return &model.Error{Kind: model.KindConflict, Field: "callId", Message: "the run already has a tool call with callId " + c.CallID}
+		}
+	}
+	// Another write ended the run or took a callId and was undone meanwhile: the caller may
+	// try again.
+	return model.Conflict("run %q changed while its model call was recorded", runID)
+}
+
+// toolCallRow is the row of a requested call's node as RequestToolCall and
+// RecordRequestedCalls write it, with a new id; its callId is the id when in names none.
+func (s *Store) toolCallRow(in model.NewToolCall, args payload, createdAt, recordedAt time.Time) map[string]any {
+	id := newID("tc")
+	callID := in.CallID
+	if callID == "" {
+		callID = id
+	}
+	row := map[string]any{
+		"id": id, "runId": in.RunID, "callId": callID, "tool": in.Tool,
+		"arguments": args.inline, "argumentsRef": args.ref, "argumentsSha256": args.sha256, "argumentsBytes": args.bytes,
+		"retryOf": nullable(in.RetryOf), "createdAt": createdAt, "recordedAt": recordedAt,
+		"freshnessClass": nil, "staleAfter": nil, "revalidateWith": nil, "retentionClass": nil, "retentionAfter": nil,
+		"baselineTokens": s.baselineTokens("assistant", model.BaselineToolCallText(in.Tool, string(in.Arguments)), ""),
+	}
+	if f := in.Freshness; f != nil {
+		row["freshnessClass"], row["staleAfter"], row["revalidateWith"] = nullable(f.Class), nullable(f.StaleAfter), f.RevalidateWith
+	}
+	if r := in.Retention; r != nil {
+		row["retentionClass"], row["retentionAfter"] = r.Class, nullable(r.After)
+	}
+	return row
 }
 
 // requestedCall is the tool call RequestToolCall wrote, as its response shows it.

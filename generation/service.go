@@ -585,7 +585,7 @@ func (s *Service) runTo(ctx context.Context, accountID, runID, what string, orIn
 
 // branchCalls resolves the participants of a branch's conversation (resolve).
 func (s *Service) branchCalls(ctx context.Context, accountID, branchID string, participantIDs []string) ([]participantCall, error) {
-	conv, err := s.Calls.BranchParticipants(ctx, accountID, branchID)
+	conv, err := s.Calls.BranchParticipants(ctx, accountID, branchID, participantIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -829,23 +829,49 @@ func (s *Service) recordFailure(ctx context.Context, c *runCall, rec model.Model
 	s.emitEnd(c.emit, c.res)
 }
 
-// recordToolCalls records the tool calls the model asked for and the call that asked,
-// answering its recalls first. recalled says the model asked for nothing but recalls: the
+// recordToolCalls records the tool calls the model asked for and the call that asked: in
+// one write (RecordRequestedCalls) when every call is the client's, otherwise one write per
+// call, the recalls' answers, then the call's record. recalled says the model asked for nothing but recalls: the
 // run keeps its lease for the step's next call; otherwise it awaits the client's tools.
 func (s *Service) recordToolCalls(ctx context.Context, c *runCall, rec model.ModelCallRecord, calls []model.ChatToolCall) (recalled bool, err error) {
-	var recalls []model.ToolCall
-	for _, tc := range calls {
+	requested := make([]model.NewToolCall, len(calls))
+	answersRecall := false
+	for i, tc := range calls {
 		callID := tc.ID
 		if callID == "" {
 			callID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 		}
-		t, err := s.Graph.RequestToolCall(ctx, c.accountID, model.NewToolCall{RunID: c.run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
-			CallID: callID, Freshness: model.DeclaredFreshness(c.sr.options.Tools, tc.Name), Retention: model.DeclaredRetention(c.sr.options.Tools, tc.Name)})
+		requested[i] = model.NewToolCall{RunID: c.run.ID, Tool: tc.Name, Arguments: []byte(tc.Arguments),
+			CallID: callID, Freshness: model.DeclaredFreshness(c.sr.options.Tools, tc.Name), Retention: model.DeclaredRetention(c.sr.options.Tools, tc.Name)}
+		answersRecall = answersRecall || c.answers(tc)
+	}
+	if !answersRecall {
+		// Every call is the client's: the calls and the call's record are one write.
+		written, err := s.Calls.RecordRequestedCalls(ctx, c.accountID, rec, requested)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range written {
+			rt := model.RequestedToolCall{ID: t.ID, CallID: t.CallID, Tool: t.Tool, Arguments: t.Arguments}
+			c.res.ToolCalls = append(c.res.ToolCalls, rt)
+			if c.emit != nil {
+				c.emit(model.GenerationEvent{Name: model.EventToolCall, Data: map[string]any{"runId": c.run.ID, "toolCall": rt}})
+			}
+		}
+		c.res.Status = model.RunAwaitingTools
+		return false, nil
+	}
+	// A recall's result is recorded before the call's record releases the run, so its call
+	// is written first; the client's calls of the same answer are written with it, one
+	// round, in the order the model asked.
+	var recalls []model.ToolCall
+	for i, tc := range calls {
+		t, err := s.Graph.RequestToolCall(ctx, c.accountID, requested[i])
 		if err != nil {
 			return false, err
 		}
 		rt := model.RequestedToolCall{ID: t.ID, CallID: t.CallID, Tool: t.Tool, Arguments: t.Arguments}
-		if tc.Name == model.RecallTool && c.mc.recall {
+		if c.answers(tc) {
 			rt.AnsweredBy = model.AnsweredByCtxgraph
 			recalls = append(recalls, t)
 		} else {
@@ -871,6 +897,12 @@ func (s *Service) recordToolCalls(ctx context.Context, c *runCall, rec model.Mod
 		c.res.Status = model.RunAwaitingTools
 	}
 	return rec.KeepLease, nil
+}
+
+// answers says whether ctxgraph answers tc itself: a recall, while the call's lines name
+// artifacts for recall (DESIGN §7).
+func (c *runCall) answers(tc model.ChatToolCall) bool {
+	return tc.Name == model.RecallTool && c.mc.recall
 }
 
 // recordAnswer records the model's answer as the assistant message replying to the step's

@@ -37,7 +37,7 @@ func (f *fakeGraph) write(format string, args ...any) {
 	f.wrote = append(f.wrote, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeGraph) BranchParticipants(ctx context.Context, accountID, branchID string) (model.Conversation, error) {
+func (f *fakeGraph) BranchParticipants(ctx context.Context, accountID, branchID string, _ []string) (model.Conversation, error) {
 	return f.Conversation(ctx, accountID, "cnv_1")
 }
 
@@ -103,6 +103,20 @@ func (f *fakeGraph) RecordModelCall(_ context.Context, _ string, in model.ModelC
 	}
 	f.write("record %s status %q error %q keep lease %v", in.RunID, in.Status, code, in.KeepLease)
 	return model.Run{}, nil
+}
+
+func (f *fakeGraph) RecordRequestedCalls(_ context.Context, _ string, rec model.ModelCallRecord, calls []model.NewToolCall) ([]model.ToolCall, error) {
+	f.mu.Lock()
+	f.records = append(f.records, rec)
+	f.mu.Unlock()
+	out := make([]model.ToolCall, len(calls))
+	tools := make([]string, len(calls))
+	for i, in := range calls {
+		out[i] = model.ToolCall{ID: "tc_" + in.CallID, RunID: in.RunID, CallID: in.CallID, Tool: in.Tool, Arguments: in.Arguments}
+		tools[i] = in.Tool
+	}
+	f.write("record %s requesting %v", rec.RunID, tools)
+	return out, nil
 }
 
 func (f *fakeGraph) FinishTurn(_ context.Context, _ string, msg model.NewMessage, rec model.ModelCallRecord) (model.Message, error) {
@@ -236,7 +250,7 @@ func TestGenerateRecordsWhatTheProviderAnswered(t *testing.T) {
 			},
 		},
 		{
-			name: "a model asking for tools: each call requested, the run left awaiting them",
+			name: "a model asking for tools: the calls written with the call's record, the run left awaiting them",
 			answer: func(context.Context, model.ProviderRequest) (model.ProviderResponse, error) {
 				return model.ProviderResponse{FinishReason: "tool_calls", ToolCalls: []model.ChatToolCall{
 					{ID: "call_a", Name: "sheet_read", Arguments: `{"a":1}`}, {ID: "call_b", Name: "quote_get", Arguments: `{}`}}}, nil
@@ -247,9 +261,7 @@ func TestGenerateRecordsWhatTheProviderAnswered(t *testing.T) {
 				"begin run of pt_1 as chat offering [sheet_read quote_get]",
 				"assemble run_1 as chat, recall false",
 				`call m1 offering [sheet_read quote_get] choice ""`,
-				"request sheet_read on run_1",
-				"request quote_get on run_1",
-				`record run_1 status "" error "" keep lease false`,
+				"record run_1 requesting [sheet_read quote_get]",
 			},
 		},
 		{
@@ -451,6 +463,38 @@ func TestGenerateAnswersRecallsThenCallsTheModelAgain(t *testing.T) {
 				t.Errorf("got status %q and usage %+v, want completed and %+v (every call's)", res.Status, res.Usage, want)
 			}
 		})
+	}
+}
+
+func TestGenerateWritesRecallsAndTheClientsCallsAsOneRound(t *testing.T) {
+	// The model asks for a recall and a client's tool in one answer: the recall's result is
+	// written before the call's record releases the run, and both calls before any result.
+	recallAndSheet := func(_ context.Context, req model.ProviderRequest) (model.ProviderResponse, error) {
+		return model.ProviderResponse{ToolCalls: []model.ChatToolCall{
+			{ID: "call_r", Name: model.RecallTool, Arguments: `{"artifactId":"art_1"}`}, {ID: "call_s", Name: "sheet_read", Arguments: `{}`}}}, nil
+	}
+	version := policy.Version{ID: "pv_1", RehydrationBytes: 1 << 10, Recall: &policy.Recall{MaxRounds: 1}}
+	s, g := newService(version, true, recallAndSheet)
+	gen, err := s.Generate(context.Background(), "acc_1", model.GenerationRequest{BranchID: "br_main", ParticipantIDs: []string{"pt_1"},
+		UserMessage: hi, Options: model.CallOptions{Tools: []model.ToolSpec{sheet}}})
+	if err != nil {
+		t.Fatalf("got error %v, want none", err)
+	}
+	want := []string{
+		"begin run of pt_1 as chat offering [sheet_read]",
+		"assemble run_1 as chat, recall true",
+		fmt.Sprintf(`call m1 offering [sheet_read %s] choice ""`, model.RecallTool),
+		"request ctxgraph_recall on run_1",
+		"request sheet_read on run_1",
+		`result of tc_call_r: succeeded {"price":7}`,
+		`record run_1 status "" error "" keep lease false`,
+	}
+	if !slices.Equal(g.wrote, want) {
+		t.Errorf("got writes\n%q\nwant\n%q", g.wrote, want)
+	}
+	res := gen.Runs[0]
+	if res.Status != model.RunAwaitingTools || len(res.ToolCalls) != 1 || res.ToolCalls[0].ID != "tc_call_s" {
+		t.Errorf("got status %q and calls %+v, want awaiting_tools and the client's call tc_call_s alone", res.Status, res.ToolCalls)
 	}
 }
 

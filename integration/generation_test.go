@@ -2,10 +2,12 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -18,9 +20,11 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/generation"
 	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/provider"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // protocolServer is an in-test server speaking a provider's protocol: it keeps every
@@ -823,5 +827,138 @@ func TestGenerationRepliesToTheLatestOfTheLineage(t *testing.T) {
 	}
 	if got := parentOf(answer); got != str(g1, "userMessageId") {
 		t.Errorf("the answer replies to %s, want the user message %s", got, str(g1, "userMessageId"))
+	}
+}
+
+// openAIToolCalls is a completion asking for the calls, each an (id, name, arguments).
+func openAIToolCalls(calls ...[3]string) any {
+	list := make([]any, len(calls))
+	for i, c := range calls {
+		list[i] = map[string]any{"id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}}
+	}
+	return map[string]any{"id": "chatcmpl-0", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil,
+			"tool_calls": list}}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112}}
+}
+
+// The tool calls a model asks for are written with its call's record: every call as the
+// client's own request writes one (the same properties, REQUESTED by the run, in order at
+// the branch's next seqs), the run released with the call counted; and an answer with a
+// call that cannot be written (two calls with one callId) writes none of them.
+func TestGenerationWritesTheRequestedToolCallsWithTheModelCall(t *testing.T) {
+	const key = "sk-test-ctxgraph-4712"
+	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
+		msgs := messagesOf(t, req)
+		if msgs[len(msgs)-1]["content"] == "twice" {
+			return 200, nil, openAIToolCalls([3]string{"call_same", "sheet_read", `{"sheet":"q1"}`}, [3]string{"call_same", "quote_get", `{}`})
+		}
+		return 200, nil, openAIToolCalls([3]string{"call_a", "sheet_read", `{"sheet":"q3"}`}, [3]string{"call_b", "quote_get", `{}`})
+	})
+	t.Setenv("CTXGRAPH_TEST_OPENAI_KEY", key)
+	h := newProviderHarness(t, openAIAt(t, fake, key)...)
+	_, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	declared := map[string]any{"name": "sheet_read", "parameters": sheetTool["parameters"], "freshnessClass": "volatile", "staleAfter": "1h",
+		"retention": map[string]any{"class": "delete_after", "after": "24h"}}
+	quoteTool := map[string]any{"name": "quote_get", "parameters": map[string]any{"type": "object"}}
+
+	gen := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+		"userMessage": map[string]any{"content": "find the Q3 numbers"}, "tools": []any{declared, quoteTool}})
+	run := first(gen, "runs")
+	runID := str(run, "runId")
+	calls, _ := run["toolCalls"].([]any)
+	if run["status"] != "awaiting_tools" || len(calls) != 2 {
+		t.Fatalf("got run %v, want awaiting_tools with two calls", run)
+	}
+	recs := cypherQuery(t, `MATCH (r:ModelRun {id: $run})-[:REQUESTED]->(t:ToolCall) RETURN t ORDER BY t.seq`, map[string]any{"run": runID})
+	if len(recs) != 2 {
+		t.Fatalf("got %d calls REQUESTED by the run, want 2", len(recs))
+	}
+	nodes := make([]neo4j.Node, 2)
+	for i, rec := range recs {
+		nodes[i] = rec.Values[0].(neo4j.Node)
+		p, want := nodes[i].Props, calls[i].(map[string]any)
+		args, _ := json.Marshal(want["arguments"])
+		if p["id"] != want["id"] || p["callId"] != want["callId"] || p["tool"] != want["tool"] || p["arguments"] != string(args) || p["status"] != "pending" {
+			t.Errorf("call %d: got %v, want the call answered %v, pending", i, p, want)
+		}
+	}
+	if a, b := nodes[0].Props, nodes[1].Props; b["seq"].(int64) != a["seq"].(int64)+1 || b["rev"].(int64) != a["rev"].(int64)+1 {
+		t.Errorf("got seqs %v, %v and revs %v, %v, want the branch's next ones in the order asked", a["seq"], b["seq"], a["rev"], b["rev"])
+	}
+	if p := nodes[0].Props; p["freshnessClass"] != "volatile" || p["staleAfter"] != "1h" || p["retentionClass"] != "delete_after" || p["retentionAfter"] != "24h" {
+		t.Errorf("got the declared call %v, want the tool's freshness and retention", p)
+	}
+	if n := cypherCount(t, `MATCH (r:ModelRun {id: $run, status: 'running', modelCalls: 1, lastAssemblyId: $asm, responseId: 'chatcmpl-0', inputTokens: 100})
+		WHERE r.leaseUntil IS NULL AND r.stepClaim IS NULL
+		MATCH (:ContextAssembly {id: $asm})-[:FOR_RUN]->(r) RETURN count(r)`, map[string]any{"run": runID, "asm": str(run, "assemblyId")}); n != 1 {
+		t.Errorf("the model call is not recorded on its run (counted, released) and assembly")
+	}
+	// A call the client records itself has the same properties.
+	own := h.must(201, "POST", "/v1/runs/"+runID+"/tool-calls", map[string]any{"tool": "quote_get", "callId": "call_c", "arguments": map[string]any{}})
+	recs = cypherQuery(t, `MATCH (t:ToolCall {id: $id}) RETURN t`, map[string]any{"id": str(own, "id")})
+	if got, want := slices.Sorted(maps.Keys(nodes[1].Props)), slices.Sorted(maps.Keys(recs[0].Values[0].(neo4j.Node).Props)); !slices.Equal(got, want) {
+		t.Errorf("got properties %v on a call the model asked for, want %v as on the client's", got, want)
+	}
+
+	r := h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+		"userMessage": map[string]any{"content": "twice"}, "tools": []any{declared, quoteTool}})
+	h.expectError(r, 409, "conflict", "callId")
+	if n := cypherCount(t, `MATCH (u:Message {content: 'twice', branchId: $branch})<-[:TRIGGERED_BY]-(r:ModelRun)
+		WHERE r.modelCalls IS NULL AND NOT EXISTS { (r)-[:REQUESTED]->() } RETURN count(r)`, map[string]any{"branch": branch}); n != 1 {
+		t.Errorf("an answer with two calls of one callId wrote some of them or the model call")
+	}
+}
+
+// branchParticipantReads is how many times this process has read a branch's participants
+// from the graph (BranchParticipants).
+func branchParticipantReads() int64 { return cypher.QueryTimes()["BranchParticipants"].Runs }
+
+// A turn's participants are resolved from the assembler's copy of the conversation when it
+// knows them, read when it does not (a participant added since), and a copy that outlived
+// its conversation's deletion (made by another server) writes nothing: the turn answers 404.
+func TestGenerationResolvesFromTheAssemblersCopy(t *testing.T) {
+	h := newProviderHarness(t)
+	conv, branch, ids := h.conversationWith([3]string{"dev", "", ""})
+	turn := func(participants []string, content string) response {
+		return h.call("POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": participants,
+			"userMessage": map[string]any{"content": content}})
+	}
+	steps := []struct {
+		name         string
+		participants func() []string
+		wantReads    int64
+	}{
+		{"the first turn: no copy yet, read", func() []string { return ids }, 1},
+		{"the next turn: the copy knows the branch and the participant", func() []string { return ids }, 0},
+		{"a participant added since: read", func() []string {
+			added := str(h.must(201, "POST", "/v1/conversations/"+conv+"/participants", map[string]any{"kind": "model", "name": "dev2"}), "id")
+			return append(ids, added)
+		}, 1},
+	}
+	for i, s := range steps {
+		participants := s.participants()
+		before := branchParticipantReads()
+		if r := turn(participants, fmt.Sprintf("turn %d", i)); r.status != 201 {
+			t.Fatalf("%s: got status %d (%s), want 201", s.name, r.status, r.body)
+		}
+		if got := branchParticipantReads() - before; got != s.wantReads {
+			t.Errorf("%s: got %d reads of the branch's participants, want %d", s.name, got, s.wantReads)
+		}
+	}
+
+	// Another server (its own store, so its own copies) deletes the conversation; this one
+	// still holds its copy.
+	other := *h
+	cfg := h.cfg
+	cfg.Store = openStore(t.TempDir())
+	store := cfg.Store
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
+	other.wire(cfg)
+	other.must(204, "DELETE", "/v1/conversations/"+conv, nil)
+	h.expectError(turn(ids, "after the deletion"), 404, "not_found", "")
+	// The turn's first write (its user message and run, one statement) found no branch.
+	if n := cypherCount(t, `MATCH (m:Message {content: 'after the deletion'}) RETURN count(m)`, nil); n != 0 {
+		t.Errorf("a turn on a deleted conversation wrote %d nodes", n)
 	}
 }

@@ -85,7 +85,11 @@ type Conversation struct {
 	// shared lists the conversation-visible memories, which every branch may see.
 	shared []*Record
 	runs   map[string]*run
-	used   time.Time
+	// participants are the conversation's participants as its reads listed them
+	// (participants.go), guarded by participantsMu.
+	participantsMu sync.Mutex
+	participants   map[string]model.Participant
+	used           time.Time
 	// sharedGen counts the changes to conversation-visible memories, runsGen the changes
 	// to runs: with the revisions of a lineage's branches they say whether a lineage view
 	// built earlier is still the lineage's current one.

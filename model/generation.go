@@ -400,8 +400,11 @@ type ModelCallRecord struct {
 // GenerationGraph is what the generation path reads and writes beyond ExecutionGraph.
 type GenerationGraph interface {
 	// BranchParticipants returns the conversation of a branch with its ID and participants
-	// only (KindNotFound otherwise).
-	BranchParticipants(ctx context.Context, accountID, branchID string) (Conversation, error)
+	// only, each with its id, kind, name, provider and model (KindNotFound otherwise): all of
+	// them, or only those of participantIDs when the assembler's copy of the conversation
+	// knows the branch and every one of them, which is then read from it, not the graph. A
+	// participant of participantIDs missing from the answer is not the conversation's.
+	BranchParticipants(ctx context.Context, accountID, branchID string, participantIDs []string) (Conversation, error)
 	// ChildRuns lists the runs CHILD_OF a run (its subagents), oldest first.
 	ChildRuns(ctx context.Context, accountID, runID string) ([]Run, error)
 	// RunToolCalls lists the calls a run requested, oldest first, with their outcomes.
@@ -409,6 +412,13 @@ type GenerationGraph interface {
 	// RecordModelCall records one model call on its assembly and run and releases the
 	// run's step claim; KindConflict when the run has already ended.
 	RecordModelCall(ctx context.Context, accountID string, in ModelCallRecord) (Run, error)
+	// RecordRequestedCalls records a model call that asked for tool calls together with
+	// the calls, in one write: each call as RequestToolCall records it, in order, then the
+	// call as RecordModelCall records it, without an end (the run awaits its client's
+	// tools: its step claim and lease are released). It writes nothing when any call is
+	// refused: KindNotFound when the run is unknown, KindConflict when it has ended or a
+	// callId is taken, KindInvalid for a call of another run or one that names a retryOf.
+	RecordRequestedCalls(ctx context.Context, accountID string, rec ModelCallRecord, calls []NewToolCall) ([]ToolCall, error)
 	// ClaimRunStep claims a running run for one model call, so that two continuations never
 	// call its model at once, writes lease on it and returns the run as claimed (the tools
 	// it offers are read under the claim). A run interrupted (its server died) is reopened:

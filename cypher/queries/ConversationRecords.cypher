@@ -67,7 +67,7 @@ CALL (changed) {
 }
 CALL (cv) {
   MATCH (cv)-[:HAS_PARTICIPANT]->(pt:Participant)
-  RETURN collect(pt {.id, .name}) AS participants
+  RETURN collect(pt {.id, .kind, .name, .provider, .model}) AS participants
 }
 OPTIONAL MATCH (p:Participant {id: $participantId, accountId: $accountId})
 OPTIONAL MATCH (run:ModelRun {id: $runId, accountId: $accountId})
