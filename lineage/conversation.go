@@ -154,6 +154,7 @@ func (c *Conversation) Merge(r *Record) {
 			r.shared = old.shared
 			c.bytes.Add(r.size() - old.size())
 			c.log = append(c.log, merged{r: old, baseline: r.Baseline, previous: old.Baseline})
+			c.bytes.Add(logCost)
 			*old = *r
 			c.stamped(r)
 		}
@@ -184,6 +185,8 @@ func (c *Conversation) index(r *Record) {
 		c.byRun, c.outcomes, c.repeats = map[string][]*Record{}, map[string][]*Record{}, map[string][]*Record{}
 	}
 	c.log = append(c.log, merged{r: r, added: true, baseline: r.Baseline})
+	// Its log entry, and its slots in the indexes.
+	c.bytes.Add(logCost + 3*8)
 	if id := r.Base.OwnerRunID; id != "" {
 		c.byRun[id] = append(c.byRun[id], r)
 	}

@@ -22,6 +22,8 @@ var (
 	// entryCost is a map entry (byID, runs) with its share of the map's buckets, and a slot
 	// of a branch's list.
 	entryCost = int64(48 + 8)
+	// logCost is an entry of the copy's log of merges (merged).
+	logCost = int64(unsafe.Sizeof(merged{}))
 )
 
 func str(s string) int64 {

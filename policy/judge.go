@@ -552,10 +552,21 @@ func Stale(v Version, now time.Time, c *model.Candidate) (time.Time, bool) {
 // freshness-reduced forms are kept: a restricted side stays a safe summary. Fit calls it
 // again after each trim.
 func markConflicts(verdicts []Verdict) {
+	// Only the records an included memory names as its other sides are looked up.
 	included := map[string]bool{}
 	for i := range verdicts {
+		if vd := &verdicts[i]; vd.Included() && vd.Candidate.Type == model.TypeMemory {
+			for _, other := range vd.Candidate.Memory.ConflictsWith {
+				included[other] = false
+			}
+		}
+	}
+	if len(included) == 0 {
+		return
+	}
+	for i := range verdicts {
 		vd := &verdicts[i]
-		if vd.Included() {
+		if _, named := included[vd.Candidate.ID]; named && vd.Included() {
 			included[vd.Candidate.ID] = true
 		}
 	}

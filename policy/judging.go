@@ -135,7 +135,9 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict
 				count(c, +1)
 			}
 		}
-		j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeArtifact && changed[c.ID] })
+		if len(changed) > 0 {
+			j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeArtifact && changed[c.ID] })
+		}
 	}
 	j.ctx.latest = latestRound(v, req, cands)
 	if !maps.Equal(j.ctx.latest, pctx.latest) {
@@ -360,13 +362,15 @@ func (j *judging) judgeMarked(byteUsers []int) {
 }
 
 // eligibility returns whether a memory of the candidates may supersede another: it is in
-// the lineage and the participant may see it. Only the ids memories name as superseding
-// them are looked up.
+// the lineage and the participant may see it. Only the ids the memories to judge name as
+// superseding them are looked up.
 func (j *judging) eligibility() func(string) bool {
 	named := map[string]bool{}
-	for _, c := range j.cands {
-		for _, id := range c.Memory.SupersededBy {
-			named[id] = false
+	for i, c := range j.cands {
+		if j.marked[i] && c.Type == model.TypeMemory {
+			for _, id := range c.Memory.SupersededBy {
+				named[id] = false
+			}
 		}
 	}
 	if len(named) > 0 {
