@@ -102,9 +102,9 @@ type view struct {
 	parent  string
 	places  []int
 	rebuilt []bool
-	// bytes is the heap it holds (size), counted when it is kept; lists the part of it the
-	// lists built for the candidates hold.
-	bytes, lists int64
+	// bytes is the heap it holds (size, or what extend adds to its predecessor's), counted
+	// when it is kept.
+	bytes int64
 }
 
 // builtFrom notes what a view built whole was built from, for extend.

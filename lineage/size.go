@@ -88,11 +88,11 @@ func candidateStrings(c *model.Candidate) int64 {
 // candidates are copies of the records' (sharing their strings), with the lists built for
 // the lineage (a call's outcomes and retries, a memory's supersessions and conflicts).
 func (v *view) size() int64 {
-	v.lists = 0
+	n := int64(cap(v.candidates)) * (candidateSize + 8)
 	for _, c := range v.candidates {
-		v.lists += candidateLists(c)
+		n += candidateLists(c)
 	}
-	return int64(cap(v.candidates))*(candidateSize+8) + v.lists
+	return n
 }
 
 // candidateLists is what the lists a view builds for a candidate hold.

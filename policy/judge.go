@@ -617,21 +617,16 @@ func conversationWindow(v Version, req Request, cands []*model.Candidate, visibl
 	return window
 }
 
-// currentUserMessage is the latest user message the participant may see: the one the call
-// answers.
-func currentUserMessage(cands []*model.Candidate, visible []bool) string {
-	var msgs []int
-	for i := range cands {
-		c := cands[i]
-		if c.Type == model.TypeMessage && c.Message.Role == "user" && visible[i] {
-			msgs = append(msgs, i)
+// currentUserMessage is the latest user message the participant may see, in lineage order:
+// the one the call answers (nil when there is none).
+func currentUserMessage(cands []*model.Candidate, visible []bool) *model.Candidate {
+	var current *model.Candidate
+	for i, c := range cands {
+		if c.Type == model.TypeMessage && c.Message.Role == "user" && visible[i] && (current == nil || lineageLess(current, c)) {
+			current = c
 		}
 	}
-	if len(msgs) == 0 {
-		return ""
-	}
-	sortLineage(cands, msgs)
-	return cands[msgs[len(msgs)-1]].ID
+	return current
 }
 
 // latestRunState maps the assembly run to its latest checkpoint and latest skill state.

@@ -42,8 +42,7 @@ func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]Verdi
 		// Ownership first: supersession needs to know which memories are eligible.
 		j.start(i)
 	}
-	j.ctx.window, j.ctx.current = conversationWindow(v, req, cands, j.ctx.visible), currentUserMessage(cands, j.ctx.visible)
-	j.ctx.terms = j.termsOf(j.ctx.current)
+	j.findWindow()
 	j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands)
 	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
 	// the request names them.
@@ -93,10 +92,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict
 		}
 	}
 	if messages {
-		j.ctx.window, j.ctx.current = conversationWindow(v, req, cands, j.ctx.visible), currentUserMessage(cands, j.ctx.visible)
-		if j.ctx.current != pctx.current {
-			j.ctx.terms = j.termsOf(j.ctx.current)
-		}
+		j.findWindow()
 		changed := map[string]bool{pctx.current: true, j.ctx.current: true}
 		for id := range symmetricDifference(pctx.window, j.ctx.window) {
 			changed[id] = true
@@ -185,13 +181,14 @@ func (j *judging) start(i int) {
 	j.marked[i] = true
 }
 
-func (j *judging) termsOf(current string) map[string]bool {
-	for _, c := range j.cands {
-		if c.ID == current && c.Type == model.TypeMessage {
-			return terms(c.Message.Content)
-		}
+// findWindow finds the conversation window, the message being answered and the terms
+// memories' relevance is read against.
+func (j *judging) findWindow() {
+	j.ctx.window = conversationWindow(j.v, j.req, j.cands, j.ctx.visible)
+	j.ctx.current, j.ctx.terms = "", map[string]bool{}
+	if c := currentUserMessage(j.cands, j.ctx.visible); c != nil {
+		j.ctx.current, j.ctx.terms = c.ID, terms(c.Message.Content)
 	}
-	return map[string]bool{}
 }
 
 func (j *judging) markWhere(match func(*model.Candidate) bool) {
@@ -335,19 +332,16 @@ func (j *judging) judgeMarked(byteUsers []int) {
 			answered[cands[i].ID] = true
 		}
 	}
-	for i, c := range cands {
-		if c.Type == model.TypeToolCall && answered[c.ID] {
-			verdicts[i].Answer = nil
-		}
-	}
+	// The calls whose answer may have changed lose it, and take it again below.
 	calls := map[string]int{}
 	for i, c := range cands {
 		if c.Type == model.TypeToolCall && answered[c.ID] {
+			verdicts[i].Answer = nil
 			calls[c.ID] = i
 		}
 	}
 	for i := range verdicts {
-		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() && answered[vd.Candidate.Artifact.ToolCallID] {
+		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() {
 			if k, ok := calls[vd.Candidate.Artifact.ToolCallID]; ok {
 				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
 			}
