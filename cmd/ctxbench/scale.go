@@ -213,7 +213,9 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 		n = b.o.nLarge
 	}
 	row.N = n
+	_, stopCold := b.startProfile("cold-" + row.name())
 	st, out, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/assemblies", body)
+	stopCold()
 	row.Cold = d
 	if err != nil || st != http.StatusCreated {
 		row.Errors++
@@ -278,6 +280,7 @@ func (b *bench) measureRow(ctx context.Context, row *scaleRow) {
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	row.HeapMB = float64(mem.HeapAlloc) / (1 << 20)
+	b.heapProfile("heap-" + row.name())
 	row.CopyMB = float64(b.store.CopyBytes(b.account, row.Summary.ConversationID)) / (1 << 20)
 	judged, _ := b.assembler.JudgementMemory()
 	row.JudgementsMB = float64(judged) / (1 << 20)
@@ -317,6 +320,20 @@ func (b *bench) startProfile(name string) (string, func()) {
 		return "", func() {}
 	}
 	return f.Name(), func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// heapProfile writes a Go heap profile of the process into DIR/name.pprof when -pprof DIR
+// is set.
+func (b *bench) heapProfile(name string) {
+	if b.o.pprofDir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(b.o.pprofDir, name+".pprof"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = pprof.WriteHeapProfile(f)
 }
 
 func (t *timedAssemblies) assemble(ctx context.Context, b *bench, body []byte) {
