@@ -10,8 +10,9 @@ import (
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
-// conversationRecords is the assembler's read of a conversation (ConversationRecords).
-var conversationRecords = newQuery[conversationRecordsParams, conversationRecordsRow]("ConversationRecords")
+// conversationRecords is the assembler's read of a conversation (ConversationRecords): a
+// row per record read, and a head row.
+var conversationRecords = newQuery[conversationRecordsParams, recordRow]("ConversationRecords")
 
 type conversationRecordsParams struct {
 	AccountID     string `param:"accountId"`
@@ -22,24 +23,54 @@ type conversationRecordsParams struct {
 	Since map[string]int64 `param:"since"`
 }
 
-// conversationRecordsRow is the one answer of ConversationRecords: lists of records as map
-// projections, the requesting participant p and run.
-type conversationRecordsRow struct {
-	ConversationID string `col:"conversationId"`
-	ResetRev       int64  `col:"resetRev"`
+// recordRow is one row of a ConversationRecords answer: a record of a kind as a map
+// projection, or the head (kind "head").
+type recordRow struct {
+	Kind   string `col:"kind"`
+	Record props  `col:"record"`
+}
+
+// conversationRead is a ConversationRecords answer put together: the head's fields, and
+// the records of each kind in the order the rows came (p and run are the requesting
+// participant and run).
+type conversationRead struct {
+	ConversationID string
+	ResetRev       int64
 	// Instructions are the versions of the conversation's instructions.
-	Instructions props `col:"instructions"`
-	Branches     []any `col:"branches"`
-	Messages     []any `col:"messages"`
-	Calls        []any `col:"calls"`
-	Artifacts    []any `col:"artifacts"`
-	Memories     []any `col:"memories"`
-	Checkpoints  []any `col:"checkpoints"`
-	Skills       []any `col:"skills"`
-	Runs         []any `col:"runs"`
-	Participants []any `col:"participants"`
-	P            props `col:"p"`
-	Run          props `col:"run"`
+	Instructions props
+	Branches     []any
+	Messages     []any
+	Calls        []any
+	Artifacts    []any
+	Memories     []any
+	Checkpoints  []any
+	Skills       []any
+	Runs         []any
+	Participants []any
+	P            props
+	Run          props
+}
+
+// gather puts the rows of a ConversationRecords answer together; found is false when it
+// has no head (the branch is unknown to the account).
+func gather(rows []recordRow) (read conversationRead, found bool) {
+	lists := map[string]*[]any{"run": &read.Runs, "message": &read.Messages, "call": &read.Calls, "artifact": &read.Artifacts,
+		"memory": &read.Memories, "checkpoint": &read.Checkpoints, "skills": &read.Skills}
+	for _, row := range rows {
+		if row.Kind == "head" {
+			h := row.Record
+			found = true
+			read.ConversationID, read.ResetRev = h.str("conversationId"), h.i64("resetRev")
+			read.Instructions, read.P, read.Run = asProps(h["instructions"]), asProps(h["p"]), asProps(h["run"])
+			read.Branches, _ = h["branches"].([]any)
+			read.Participants, _ = h["participants"].([]any)
+			continue
+		}
+		if l := lists[row.Kind]; l != nil {
+			*l = append(*l, map[string]any(row.Record))
+		}
+	}
+	return read, found
 }
 
 // branchConversation reads the conversation a branch belongs to.
@@ -58,17 +89,18 @@ type conversationIDRow struct {
 
 // readConversation reads the records changed since the given branch revisions (all of them
 // when since is empty).
-func (s *Store) readConversation(ctx context.Context, accountID string, req model.AssemblyRequest, since map[string]int64) (conversationRecordsRow, error) {
-	read, found, err := conversationRecords.autoOne(ctx, s, neo4j.AccessModeRead, conversationRecordsParams{
+func (s *Store) readConversation(ctx context.Context, accountID string, req model.AssemblyRequest, since map[string]int64) (conversationRead, error) {
+	rows, err := conversationRecords.autoAll(ctx, s, neo4j.AccessModeRead, conversationRecordsParams{
 		AccountID: accountID, BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, Since: since,
 	})
 	if err != nil {
-		return conversationRecordsRow{}, err
+		return conversationRead{}, err
 	}
+	read, found := gather(rows)
 	if !found {
 		e := model.NotFound("branch", req.BranchID)
 		e.Field = "branchId"
-		return conversationRecordsRow{}, e
+		return conversationRead{}, e
 	}
 	s.records.CountRead(len(since) == 0)
 	return read, nil
@@ -192,7 +224,7 @@ func (s *Store) cachedCopy(ctx context.Context, accountID, branchID string) (*li
 // participants from a ConversationRecords answer, and selects the lineage of req.BranchID
 // from the conversation copy as of req.AsOf. shared reports that the candidates were a view
 // built before. The caller holds c's RLock.
-func buildSnapshot(c *lineage.Conversation, read *conversationRecordsRow, branches []lineage.Fork, req model.AssemblyRequest, opts model.SnapshotOptions) (snap model.Snapshot, shared bool, err error) {
+func buildSnapshot(c *lineage.Conversation, read *conversationRead, branches []lineage.Fork, req model.AssemblyRequest, opts model.SnapshotOptions) (snap model.Snapshot, shared bool, err error) {
 	snap = model.Snapshot{ConversationID: c.ID()}
 	p := read.P
 	if p.str("conversationId") != snap.ConversationID {

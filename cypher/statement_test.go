@@ -237,7 +237,7 @@ func TestEncodeSendsNullsAsTagged(t *testing.T) {
 
 var (
 	sinkParams map[string]any
-	sinkRow    conversationRecordsRow
+	sinkRow    recordRow
 )
 
 // The assembly path runs ConversationRecords on every request: its typed parameters cost
@@ -256,31 +256,18 @@ func TestTypedStatementsAllocateLikeMaps(t *testing.T) {
 	if typed > literal {
 		t.Errorf("encoding allocates %v times, the map literal %v", typed, literal)
 	}
-	cols := tagNames(reflect.TypeFor[conversationRecordsRow](), "col")
-	rec := &neo4j.Record{Keys: cols, Values: make([]any, len(cols))}
-	for i, c := range cols {
-		switch c {
-		case "conversationId":
-			rec.Values[i] = "cnv"
-		case "resetRev":
-			rec.Values[i] = int64(2)
-		case "p", "run", "instructions":
-			rec.Values[i] = map[string]any{"id": "x"}
-		default:
-			rec.Values[i] = []any{map[string]any{"id": "r"}}
-		}
-	}
+	rec := &neo4j.Record{Keys: []string{"kind", "record"}, Values: []any{"memory", map[string]any{"id": "m"}}}
 	scan := testing.AllocsPerRun(100, func() {
-		var row conversationRecordsRow
+		var row recordRow
 		if err := conversationRecords.scan(rec, &row); err != nil {
 			t.Fatal(err)
 		}
 		sinkRow = row
 	})
 	if scan > 0 {
-		t.Errorf("decoding a ConversationRecords answer allocates %v times, want 0", scan)
+		t.Errorf("decoding a ConversationRecords row allocates %v times, want 0", scan)
 	}
-	if sinkRow.ConversationID != "cnv" || sinkRow.ResetRev != 2 || len(sinkRow.Memories) != 1 || sinkRow.Run.str("id") != "x" {
+	if sinkRow.Kind != "memory" || sinkRow.Record.str("id") != "m" {
 		t.Errorf("decoded %+v", sinkRow)
 	}
 }

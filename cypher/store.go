@@ -111,12 +111,15 @@ type Store struct {
 
 // session opens a session for work of the given mode, routed to the leader for reads too
 // unless the store may read from any member of a cluster. The session starts from the
-// bookmarks of the request's causal chain and of this process, and advances both.
+// bookmarks of the request's causal chain and of this process, and advances both. Every
+// statement's answer is collected whole, so the session asks for all of it at once
+// (FetchAll) instead of in pulls of 1,000 records: a conversation read in full is one
+// record per node, and each pull is a round trip that stops Neo4j's stream.
 func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
 	if s.readsOnLeader {
 		mode = neo4j.AccessModeWrite
 	}
-	return s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode,
+	return s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode, FetchSize: neo4j.FetchAll,
 		BookmarkManager: causalBookmarks{request: model.CausalChainOf(ctx), process: s.written, direct: s.direct}})
 }
 
