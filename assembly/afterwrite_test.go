@@ -74,6 +74,22 @@ func (g *copyGraph) round() {
 }
 
 // toolRound writes a call of the current run, its ~2 KB result and the memory derived from it.
+// write makes the i-th of a series of writes on the assembled run: two tool rounds, a round
+// of messages, then a user message within the run that names the latest artifact and terms
+// of two memories' summaries (the message answered changes, and memories' relevance with
+// it).
+func (g *copyGraph) write(i int) {
+	switch i % 4 {
+	case 0, 1:
+		g.toolRound(fmt.Sprintf("w%d", i))
+	case 2:
+		g.round()
+	case 3:
+		g.add(model.TypeMessage, fmt.Sprintf("msg_x%d", i), model.Candidate{Message: model.MessageFacts{Role: "user",
+			Content: fmt.Sprintf("and the renewal of %s: owner of acct_w%d, tier w%d?", g.lastArt, i-2, i-3)}}, 10)
+	}
+}
+
 func (g *copyGraph) toolRound(tag string) {
 	call := g.add(model.TypeToolCall, "call_"+tag, model.Candidate{Tool: model.ToolFacts{Name: "crm_lookup", Status: model.ToolPending},
 		Call: model.CallFacts{CallID: "c" + tag, Arguments: `{"account":"acct_` + tag + `"}`}}, 20)
@@ -165,15 +181,7 @@ func TestAssembliesAfterWritesAreFreshOnes(t *testing.T) {
 	}
 	compare("first")
 	for i := range 40 {
-		switch i % 4 {
-		case 0, 1:
-			g.toolRound(fmt.Sprintf("w%d", i))
-		case 2:
-			g.round()
-		case 3:
-			// A memory's source is redacted: the artifact is written again, its memory too.
-			g.add(model.TypeMessage, fmt.Sprintf("msg_x%d", i), model.Candidate{Message: model.MessageFacts{Role: "user", Content: "and the renewal of " + g.lastArt}}, 10)
-		}
+		g.write(i)
 		compare(fmt.Sprintf("after write %d", i))
 		compare(fmt.Sprintf("again after write %d", i))
 	}

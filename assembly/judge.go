@@ -171,7 +171,35 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if j.paired != nil {
 		j.conflicts = policy.NewConflicts(budgeted, j.paired)
 	}
+	j.priority = priorityOf(budgeted, j.budgeted, parent, snap)
 	return j, policyTime, readTime, time.Since(start), nil
+}
+
+// priorityOf orders a judgement's budgeted verdicts (budgeted, candidates at places) by
+// the budget's priority: from the order of the parent judgement when there is one, where
+// every verdict on a candidate not rebuilt since with the same tier and relevance keeps its
+// order relative to the others (policy.ExtendPriority).
+func priorityOf(budgeted []policy.Verdict, places []int, parent *judgement, snap model.Snapshot) *policy.Priority {
+	if parent == nil || parent.priority == nil || len(snap.ViewPlaces) != len(snap.Candidates) {
+		return policy.NewPriority(budgeted)
+	}
+	was := make([]int, len(budgeted))
+	for k, i := range places {
+		was[k] = -1
+		if snap.Rebuilt[i] {
+			continue
+		}
+		place := snap.ViewPlaces[i]
+		pk, ok := slices.BinarySearch(parent.budgeted, place)
+		if !ok {
+			continue
+		}
+		before, now := &parent.verdicts[place], &budgeted[k]
+		if before.Candidate == now.Candidate && before.Tier == now.Tier && before.Relevance == now.Relevance {
+			was[k] = pk
+		}
+	}
+	return policy.ExtendPriority(parent.priority, budgeted, was)
 }
 
 // renderedBefore finds a record's line in the judgement of the view a snapshot's view

@@ -36,8 +36,10 @@ type judgement struct {
 	paired, group, alone []int
 	conflicts            *policy.Conflicts
 	inBlock, clocked     []bool
-	settled              []model.Decision
-	settledOmitted       map[string]int
+	// priority is the budgeted verdicts' priority order (policy.Priority).
+	priority       *policy.Priority
+	settled        []model.Decision
+	settledOmitted map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
 	// (zero: any).
 	validFrom, validUntil time.Time
@@ -77,7 +79,7 @@ var (
 // the texts and prices of the budgeted records, and the raw bodies it read.
 func (j *judgement) size() int64 {
 	n := int64(len(j.verdicts))*(verdictSize+candidateSize+1) + int64(len(j.settled))*decisionSize +
-		int64(len(j.budgeted))*(8*7+2)
+		int64(len(j.budgeted))*(8*9+2)
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
 	}

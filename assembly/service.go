@@ -196,17 +196,11 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 
 	// The judgement is shared: the budget works on a draft.
 	start = time.Now()
-	d := newDraft(j, req, snap.ParticipantNames, tk)
-	// The instructions lead every request, protected: a fixed cost the budget never cuts,
-	// in the baseline too, since naive replay sends the system prompt every time.
 	first, instructed := leadOf(snap.Instructions, tk)
-	d.lead = first
-	prices := policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone, Fixed: ReplyPriming + first.tokens,
-		Head: MessageTokens(tk, "system", "", ""), InBlock: j.inBlock, Clock: tk.Count(d.head + "\n"), Clocked: j.clocked}
+	d, prices := budgetDraft(j, req, snap, tk, first)
 	prepared := time.Since(start)
 	start = time.Now()
-	judged := func(k int) *policy.Verdict { return &j.verdicts[j.budgeted[k]] }
-	assembled := policy.Fit(d.verdicts, judged, prices, req.TokenBudget, d.measure)
+	assembled := fit(j, &d, prices, req.TokenBudget)
 	fitTime := time.Since(start) - d.took
 	t.Policy += ms(fitTime)
 	t.Serialize += ms(prepared + d.took)
@@ -260,6 +254,25 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		}
 	}
 	return a, nil
+}
+
+// budgetDraft is what the budget works on for one assembly of judgement j: its verdicts, lines and
+// costs copied, led by the instructions (first), and their prices.
+func budgetDraft(j *judgement, req model.AssemblyRequest, snap model.Snapshot, tk *Tokenizer, first lead) (draft, policy.Prices) {
+	d := newDraft(j, req, snap.ParticipantNames, tk)
+	// The instructions lead every request, protected: a fixed cost the budget never cuts,
+	// in the baseline too, since naive replay sends the system prompt every time.
+	d.lead = first
+	return d, policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone,
+		Fixed: ReplyPriming + first.tokens, Head: MessageTokens(tk, "system", "", ""), InBlock: j.inBlock, Clock: tk.Count(d.head + "\n"),
+		Clocked: j.clocked, Priority: j.priority}
+}
+
+// fit fits draft d of judgement j into budget tokens (policy.Fit) and returns the tokens
+// its request counts.
+func fit(j *judgement, d *draft, prices policy.Prices, budget int) int {
+	judged := func(k int) *policy.Verdict { return &j.verdicts[j.budgeted[k]] }
+	return policy.Fit(d.verdicts, judged, prices, budget, d.measure)
 }
 
 // completed fills in what the request left out: what the read saw of the branch, and the

@@ -30,6 +30,89 @@ type Prices struct {
 	// once while any verdict with Clocked set is included (nil Clocked: none is).
 	Clock   int
 	Clocked []bool
+	// Priority, when set, is the verdicts' priority order (NewPriority, of the verdicts as
+	// judged): the budget walks it instead of sorting what it considers.
+	Priority *Priority
+}
+
+// Priority is a judgement's verdicts in the budget's priority order (higherPriority).
+// higherPriority is a total order on a verdict's tier, relevance and record, which only
+// the judge sets (the budget changes a tier only to leave a record out), so the order of
+// any subset of the verdicts the budget considers is that subset of this order: computed
+// once per judgement, it spares every assembly of the judgement its sorts.
+type Priority struct {
+	order []int
+	rank  []int
+}
+
+// NewPriority orders verdicts by higherPriority.
+func NewPriority(verdicts []Verdict) *Priority {
+	order := make([]int, len(verdicts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case higherPriority(&verdicts[a], &verdicts[b]):
+			return -1
+		case higherPriority(&verdicts[b], &verdicts[a]):
+			return 1
+		}
+		return 0
+	})
+	return priorityOf(order)
+}
+
+// ExtendPriority orders verdicts by higherPriority knowing the order of a judgement they
+// extend: was[i] is the index in parent's verdicts of a verdict whose tier, relevance and
+// record are the same there (-1 for any other). Those keep their order relative to each
+// other, so only the others are sorted, and merged in.
+func ExtendPriority(parent *Priority, verdicts []Verdict, was []int) *Priority {
+	now := make([]int, len(parent.order))
+	for i := range now {
+		now[i] = -1
+	}
+	var fresh []int
+	for i, k := range was {
+		if k >= 0 {
+			now[k] = i
+		} else {
+			fresh = append(fresh, i)
+		}
+	}
+	kept := make([]int, 0, len(verdicts)-len(fresh))
+	for _, k := range parent.order {
+		if i := now[k]; i >= 0 {
+			kept = append(kept, i)
+		}
+	}
+	sort.Slice(fresh, func(x, y int) bool { return higherPriority(&verdicts[fresh[x]], &verdicts[fresh[y]]) })
+	order := make([]int, 0, len(verdicts))
+	for len(kept) > 0 && len(fresh) > 0 {
+		if higherPriority(&verdicts[fresh[0]], &verdicts[kept[0]]) {
+			order, fresh = append(order, fresh[0]), fresh[1:]
+		} else {
+			order, kept = append(order, kept[0]), kept[1:]
+		}
+	}
+	order = append(append(order, kept...), fresh...)
+	if len(order) != len(verdicts) {
+		return NewPriority(verdicts) // was named a parent's verdict twice
+	}
+	return priorityOf(order)
+}
+
+func priorityOf(order []int) *Priority {
+	rank := make([]int, len(order))
+	for r, i := range order {
+		rank[i] = r
+	}
+	return &Priority{order: order, rank: rank}
+}
+
+// sort puts idx in priority order.
+func (p *Priority) sort(idx []int) {
+	slices.SortFunc(idx, func(a, b int) int { return p.rank[a] - p.rank[b] })
 }
 
 // Clocked says whether a record's line is read against the clock, so that the context block
@@ -243,7 +326,11 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 	t := tallyOf(verdicts, p)
 	trims = candidates
 	// In priority order, as the judge tiered them.
-	sort.SliceStable(trims, func(x, y int) bool { return higherPriority(judged(trims[x]), judged(trims[y])) })
+	if p.Priority != nil {
+		p.Priority.sort(trims)
+	} else {
+		sort.SliceStable(trims, func(x, y int) bool { return higherPriority(judged(trims[x]), judged(trims[y])) })
+	}
 	windowClosed := false
 	for _, i := range trims {
 		window := judged(i).Tier == TierWindow
@@ -319,9 +406,19 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 			t.add(i)
 			continue
 		}
-		rest = append(rest, i)
+		if p.Priority == nil {
+			rest = append(rest, i)
+		}
 	}
-	sort.SliceStable(rest, func(x, y int) bool { return higherPriority(&verdicts[rest[x]], &verdicts[rest[y]]) })
+	if p.Priority != nil {
+		for _, i := range p.Priority.order {
+			if vd := &verdicts[i]; vd.Included() && !vd.Protected {
+				rest = append(rest, i)
+			}
+		}
+	} else {
+		sort.SliceStable(rest, func(x, y int) bool { return higherPriority(&verdicts[rest[x]], &verdicts[rest[y]]) })
+	}
 	windowClosed := false
 	for _, i := range rest {
 		vd := &verdicts[i]

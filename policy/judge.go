@@ -566,7 +566,10 @@ func markConflicts(verdicts []Verdict) {
 	}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if _, named := included[vd.Candidate.ID]; named && vd.Included() {
+		if vd.Candidate.Type != model.TypeMemory || !vd.Included() {
+			continue // only a memory is a side, and only an included one counts
+		}
+		if _, named := included[vd.Candidate.ID]; named {
 			included[vd.Candidate.ID] = true
 		}
 	}

@@ -75,14 +75,22 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict
 		ctx: &Context{visible: make([]bool, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
 			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills}}
 	messages, runState, memories := false, false, false
-	for i, c := range cands {
+	for i := 0; i < n; {
 		if !rebuilt[i] {
-			j.verdicts[i] = prev[from[i]]
-			j.ctx.visible[i] = pctx.visible[from[i]]
+			// A run of candidates taken over in their order is copied at once: an extension
+			// is a few long runs, and one bulk copy of verdicts (which hold pointers) is
+			// far cheaper than one per verdict.
+			end := i + 1
+			for end < n && !rebuilt[end] && from[end] == from[i]+(end-i) {
+				end++
+			}
+			copy(j.verdicts[i:end], prev[from[i]:from[i]+(end-i)])
+			copy(j.ctx.visible[i:end], pctx.visible[from[i]:from[i]+(end-i)])
+			i = end
 			continue
 		}
 		j.start(i)
-		switch c.Type {
+		switch cands[i].Type {
 		case model.TypeMessage:
 			messages = true
 		case model.TypeCheckpoint, model.TypeSkills:
@@ -90,6 +98,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict
 		case model.TypeMemory:
 			memories = true
 		}
+		i++
 	}
 	if messages {
 		j.findWindow()
@@ -369,6 +378,9 @@ func (j *judging) eligibility() func(string) bool {
 	}
 	if len(named) > 0 {
 		for i, c := range j.cands {
+			if c.Type != model.TypeMemory {
+				continue // only a memory supersedes one
+			}
 			if _, ok := named[c.ID]; ok {
 				named[c.ID] = j.ctx.visible[i] && c.InLineage
 			}
