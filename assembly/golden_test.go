@@ -60,7 +60,7 @@ func TestAssembliesMatchTheGolden(t *testing.T) {
 			Omitted     map[string]int
 			OverBudget  bool
 			Decisions   []model.Decision
-			Settled     []model.Decision
+			Settled     []*model.Decision
 			OmittedRefs []model.OmittedRef
 		}{a.Messages, a.Included, tokens, a.Omitted, a.OverBudget, a.Decisions, a.Settled, a.OmittedRefs})
 		if err != nil {

@@ -88,7 +88,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		}
 	}
 	if settled > 0 {
-		j.settled = make([]model.Decision, 0, settled)
+		j.settled = make([]*model.Decision, 0, settled)
 	}
 	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt}
 	conflicts := false
@@ -97,7 +97,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		vd := &verdicts[i]
 		duplicate := vd.RawDuplicate
 		if !vd.Included() && !duplicate {
-			j.settled = append(j.settled, vd.Decision)
+			j.settled = append(j.settled, &vd.Decision)
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
 				j.settledOmitted[vd.Decision.Reason]++
 			}

@@ -38,7 +38,7 @@ type judgement struct {
 	inBlock, clocked     []bool
 	// priority is the budgeted verdicts' priority order (policy.Priority).
 	priority       *policy.Priority
-	settled        []model.Decision
+	settled        []*model.Decision
 	settledOmitted map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
 	// (zero: any).
@@ -71,14 +71,14 @@ type judgements struct {
 var (
 	verdictSize   = int64(unsafe.Sizeof(policy.Verdict{}))
 	candidateSize = int64(unsafe.Sizeof(model.Candidate{}))
-	decisionSize  = int64(unsafe.Sizeof(model.Decision{}))
 )
 
 // size estimates the heap a judgement holds: its verdicts with the candidates they point at
-// (a view the copies may have dropped stays alive through them), the decisions it settled,
-// the texts and prices of the budgeted records, and the raw bodies it read.
+// (a view the copies may have dropped stays alive through them), the list of the decisions
+// it settled (pointers into its verdicts), the texts and prices of the budgeted records,
+// and the raw bodies it read.
 func (j *judgement) size() int64 {
-	n := int64(len(j.verdicts))*(verdictSize+candidateSize+1) + int64(len(j.settled))*decisionSize +
+	n := int64(len(j.verdicts))*(verdictSize+candidateSize+1) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
 		int64(len(j.budgeted))*(8*9+2)
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16

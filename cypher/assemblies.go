@@ -89,24 +89,27 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	// is the same node (decisionID).
 	var decided []*decisionGroup
 	groups := map[[6]string]*decisionGroup{}
-	// Both lists walked here by index, not through a.AllDecisions: that yields copies, and
-	// an iterator even of pointers is measurably slower over tens of thousands of decisions,
-	// on the path every assembly waits for.
-	for _, list := range [][]model.Decision{a.Decisions, a.Settled} {
-		for i := range list {
-			d := &list[i]
-			if !storedDecision(d) {
-				continue
-			}
-			key := [6]string{string(d.Type), string(d.Policy), d.Outcome, d.As, d.Reason, string(d.Rule)}
-			g, ok := groups[key]
-			if !ok {
-				g = &decisionGroup{key: key}
-				groups[key] = g
-				decided = append(decided, g)
-			}
-			g.refs = append(g.refs, d.Ref)
+	// Both lists walked here, not through a.AllDecisions: that yields copies, and an
+	// iterator even of pointers is measurably slower over tens of thousands of decisions, on
+	// the path every assembly waits for.
+	group := func(d *model.Decision) {
+		if !storedDecision(d) {
+			return
 		}
+		key := [6]string{string(d.Type), string(d.Policy), d.Outcome, d.As, d.Reason, string(d.Rule)}
+		g, ok := groups[key]
+		if !ok {
+			g = &decisionGroup{key: key}
+			groups[key] = g
+			decided = append(decided, g)
+		}
+		g.refs = append(g.refs, d.Ref)
+	}
+	for i := range a.Decisions {
+		group(&a.Decisions[i])
+	}
+	for _, d := range a.Settled {
+		group(d)
 	}
 	refs := make([]string, 0, len(a.Included)+len(a.OmittedRefs))
 	for _, inc := range a.Included {

@@ -245,9 +245,9 @@ type Assembly struct {
 	TimingsMs          Timings        `json:"timingsMs"`
 	Decisions          []Decision     `json:"-"`
 	// Settled are the decisions of the records the budget never considered (omitted by a
-	// policy before it): shared, read-only, between assemblies of an unchanged lineage.
-	// AllDecisions yields both.
-	Settled []Decision `json:"-"`
+	// policy before it), pointing into the judgement that made them: shared, read-only,
+	// between assemblies of an unchanged lineage. AllDecisions yields both.
+	Settled []*Decision `json:"-"`
 	// Recallable says the request names an artifact the model may recall (DESIGN §7): the
 	// recall tool is offered only then.
 	Recallable bool              `json:"-"`
@@ -294,11 +294,14 @@ func EncodeJSON(v any) ([]byte, error) {
 // AllDecisions yields every decision of the assembly: Decisions, then Settled.
 func (a *Assembly) AllDecisions() iter.Seq[Decision] {
 	return func(yield func(Decision) bool) {
-		for _, list := range [][]Decision{a.Decisions, a.Settled} {
-			for _, d := range list {
-				if !yield(d) {
-					return
-				}
+		for _, d := range a.Decisions {
+			if !yield(d) {
+				return
+			}
+		}
+		for _, d := range a.Settled {
+			if !yield(*d) {
+				return
 			}
 		}
 	}
