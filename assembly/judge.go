@@ -93,6 +93,8 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt}
 	conflicts := false
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
+	// Each budgeted record's index among the parent's budgeted ones, or -1.
+	wasAt := make([]int, 0, len(verdicts)-settled)
 	for i := range verdicts {
 		vd := &verdicts[i]
 		duplicate := vd.RawDuplicate
@@ -103,6 +105,10 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			}
 			continue
 		}
+		// Where the record's verdict was among the parent judgement's budgeted ones: its line
+		// and its place in the priority order may be the parent's.
+		k := before.in(i)
+		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
 		switch {
 		case duplicate || conflictSide(vd):
@@ -132,7 +138,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			// Sent as a native call of its round, priced with it (rounds.price).
 		case vd.CarriesAnswer:
 			// Shown, and priced, in its call's recovery line.
-		case before.find(i, vd):
+		case before.find(i, k, vd):
 			text, cost, compactCost = before.text, before.cost, before.compactCost
 		default:
 			text = contextLine(*vd, req.Provider, raw, names)
@@ -171,30 +177,26 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if j.paired != nil {
 		j.conflicts = policy.NewConflicts(budgeted, j.paired)
 	}
-	j.priority = priorityOf(budgeted, j.budgeted, parent, snap)
+	j.priority = priorityOf(budgeted, wasAt, parent)
 	return j, policyTime, readTime, time.Since(start), nil
 }
 
-// priorityOf orders a judgement's budgeted verdicts (budgeted, candidates at places) by
-// the budget's priority: from the order of the parent judgement when there is one, where
-// every verdict on a candidate not rebuilt since with the same tier and relevance keeps its
-// order relative to the others (policy.ExtendPriority).
-func priorityOf(budgeted []policy.Verdict, places []int, parent *judgement, snap model.Snapshot) *policy.Priority {
-	if parent == nil || parent.priority == nil || len(snap.ViewPlaces) != len(snap.Candidates) {
+// priorityOf orders a judgement's budgeted verdicts by the budget's priority: from the
+// order of the parent judgement when there is one (wasAt[k] is where budgeted verdict k was
+// among the parent's budgeted ones, or -1), where every verdict on the same candidate with
+// the same tier and relevance keeps its order relative to the others
+// (policy.ExtendPriority).
+func priorityOf(budgeted []policy.Verdict, wasAt []int, parent *judgement) *policy.Priority {
+	if parent == nil || parent.priority == nil {
 		return policy.NewPriority(budgeted)
 	}
 	was := make([]int, len(budgeted))
-	for k, i := range places {
+	for k, pk := range wasAt {
 		was[k] = -1
-		if snap.Rebuilt[i] {
+		if pk < 0 {
 			continue
 		}
-		place := snap.ViewPlaces[i]
-		pk, ok := slices.BinarySearch(parent.budgeted, place)
-		if !ok {
-			continue
-		}
-		before, now := &parent.verdicts[place], &budgeted[k]
+		before, now := &parent.verdicts[parent.budgeted[pk]], &budgeted[k]
 		if before.Candidate == now.Candidate && before.Tier == now.Tier && before.Relevance == now.Relevance {
 			was[k] = pk
 		}
@@ -216,15 +218,24 @@ type renderedBefore struct {
 	cost, compactCost int
 }
 
-// find reports whether the line of candidate i, judged vd, is in the parent judgement, and
-// holds it.
-func (b *renderedBefore) find(i int, vd *policy.Verdict) bool {
-	if b.parent == nil || len(b.places) <= i || b.rebuilt[i] || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) {
-		return false
+// in returns the index among the parent judgement's budgeted verdicts of candidate i's
+// verdict there, or -1: no parent, a candidate built anew, or one the parent did not budget.
+func (b *renderedBefore) in(i int) int {
+	if b.parent == nil || len(b.places) <= i || b.rebuilt[i] {
+		return -1
 	}
-	place := b.places[i]
-	k, ok := slices.BinarySearch(b.parent.budgeted, place)
-	if !ok || !policy.SameLine(&b.parent.verdicts[place], vd) {
+	k, ok := slices.BinarySearch(b.parent.budgeted, b.places[i])
+	if !ok {
+		return -1
+	}
+	return k
+}
+
+// find reports whether the line of candidate i, judged vd, whose verdict was the parent's
+// budgeted k (in), is in the parent judgement, and holds it.
+func (b *renderedBefore) find(i, k int, vd *policy.Verdict) bool {
+	if k < 0 || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) ||
+		!policy.SameLine(&b.parent.verdicts[b.places[i]], vd) {
 		return false
 	}
 	b.text, b.cost, b.compactCost = b.parent.texts[k], b.parent.costs[k], b.parent.compactCosts[k]

@@ -39,13 +39,13 @@ type conversationRead struct {
 	// Instructions are the versions of the conversation's instructions.
 	Instructions props
 	Branches     []any
-	Messages     []any
-	Calls        []any
-	Artifacts    []any
-	Memories     []any
-	Checkpoints  []any
-	Skills       []any
-	Runs         []any
+	Messages     []props
+	Calls        []props
+	Artifacts    []props
+	Memories     []props
+	Checkpoints  []props
+	Skills       []props
+	Runs         []props
 	Participants []any
 	P            props
 	Run          props
@@ -54,20 +54,28 @@ type conversationRead struct {
 // gather puts the rows of a ConversationRecords answer together; found is false when it
 // has no head (the branch is unknown to the account).
 func gather(rows []recordRow) (read conversationRead, found bool) {
-	lists := map[string]*[]any{"run": &read.Runs, "message": &read.Messages, "call": &read.Calls, "artifact": &read.Artifacts,
-		"memory": &read.Memories, "checkpoint": &read.Checkpoints, "skills": &read.Skills}
 	for _, row := range rows {
-		if row.Kind == "head" {
-			h := row.Record
+		switch r := row.Record; row.Kind {
+		case "head":
 			found = true
-			read.ConversationID, read.ResetRev = h.str("conversationId"), h.i64("resetRev")
-			read.Instructions, read.P, read.Run = asProps(h["instructions"]), asProps(h["p"]), asProps(h["run"])
-			read.Branches, _ = h["branches"].([]any)
-			read.Participants, _ = h["participants"].([]any)
-			continue
-		}
-		if l := lists[row.Kind]; l != nil {
-			*l = append(*l, map[string]any(row.Record))
+			read.ConversationID, read.ResetRev = r.str("conversationId"), r.i64("resetRev")
+			read.Instructions, read.P, read.Run = asProps(r["instructions"]), asProps(r["p"]), asProps(r["run"])
+			read.Branches, _ = r["branches"].([]any)
+			read.Participants, _ = r["participants"].([]any)
+		case "run":
+			read.Runs = append(read.Runs, r)
+		case "message":
+			read.Messages = append(read.Messages, r)
+		case "call":
+			read.Calls = append(read.Calls, r)
+		case "artifact":
+			read.Artifacts = append(read.Artifacts, r)
+		case "memory":
+			read.Memories = append(read.Memories, r)
+		case "checkpoint":
+			read.Checkpoints = append(read.Checkpoints, r)
+		case "skills":
+			read.Skills = append(read.Skills, r)
 		}
 	}
 	return read, found
@@ -153,16 +161,16 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 	}
 	branches := forksOf(read.Branches)
 	copy.Lock()
-	for _, v := range read.Runs {
-		copy.MergeRun(runRecordOf(asProps(v)))
+	for _, r := range read.Runs {
+		copy.MergeRun(runRecordOf(r))
 	}
 	for _, kind := range [...]struct {
 		name    model.RecordType
-		records []any
+		records []props
 	}{{model.TypeMessage, read.Messages}, {model.TypeToolCall, read.Calls}, {model.TypeArtifact, read.Artifacts},
 		{model.TypeMemory, read.Memories}, {model.TypeCheckpoint, read.Checkpoints}, {model.TypeSkills, read.Skills}} {
-		for _, v := range kind.records {
-			copy.Merge(newRecord(kind.name, asProps(v)))
+		for _, r := range kind.records {
+			copy.Merge(newRecord(kind.name, r))
 		}
 	}
 	for i, v := range read.Branches {

@@ -51,16 +51,14 @@ func NewPriority(verdicts []Verdict) *Priority {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		switch {
-		case higherPriority(&verdicts[a], &verdicts[b]):
-			return -1
-		case higherPriority(&verdicts[b], &verdicts[a]):
-			return 1
-		}
-		return 0
-	})
+	sortByPriority(order, verdicts)
 	return priorityOf(order)
+}
+
+// sortByPriority puts idx, indices of verdicts, in higherPriority's order (a total order,
+// so any sort gives the same).
+func sortByPriority(idx []int, verdicts []Verdict) {
+	sort.Slice(idx, func(x, y int) bool { return higherPriority(&verdicts[idx[x]], &verdicts[idx[y]]) })
 }
 
 // ExtendPriority orders verdicts by higherPriority knowing the order of a judgement they
@@ -86,7 +84,7 @@ func ExtendPriority(parent *Priority, verdicts []Verdict, was []int) *Priority {
 			kept = append(kept, i)
 		}
 	}
-	sort.Slice(fresh, func(x, y int) bool { return higherPriority(&verdicts[fresh[x]], &verdicts[fresh[y]]) })
+	sortByPriority(fresh, verdicts)
 	order := make([]int, 0, len(verdicts))
 	for len(kept) > 0 && len(fresh) > 0 {
 		if higherPriority(&verdicts[fresh[0]], &verdicts[kept[0]]) {
@@ -396,31 +394,13 @@ func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
 // tokens used by its own estimate.
 func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 	t := newTally(verdicts, p, p.Fixed)
-	var rest []int
 	for i := range verdicts {
-		vd := &verdicts[i]
-		if !vd.Included() {
-			continue
-		}
-		if vd.Protected {
+		if vd := &verdicts[i]; vd.Included() && vd.Protected {
 			t.add(i)
-			continue
 		}
-		if p.Priority == nil {
-			rest = append(rest, i)
-		}
-	}
-	if p.Priority != nil {
-		for _, i := range p.Priority.order {
-			if vd := &verdicts[i]; vd.Included() && !vd.Protected {
-				rest = append(rest, i)
-			}
-		}
-	} else {
-		sort.SliceStable(rest, func(x, y int) bool { return higherPriority(&verdicts[rest[x]], &verdicts[rest[y]]) })
 	}
 	windowClosed := false
-	for _, i := range rest {
+	for _, i := range considered(verdicts, p.Priority) {
 		vd := &verdicts[i]
 		fits := t.used+t.cost(i) <= budget
 		if vd.Tier == TierWindow {
@@ -441,6 +421,27 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 	reviveDuplicates(verdicts, t, budget)
 	markConflicts(verdicts)
 	return t.used
+}
+
+// considered lists the included records the budget may leave out, in priority order: order
+// filtered, or, without one, the records sorted.
+func considered(verdicts []Verdict, order *Priority) []int {
+	var rest []int
+	if order != nil {
+		for _, i := range order.order {
+			if vd := &verdicts[i]; vd.Included() && !vd.Protected {
+				rest = append(rest, i)
+			}
+		}
+		return rest
+	}
+	for i := range verdicts {
+		if vd := &verdicts[i]; vd.Included() && !vd.Protected {
+			rest = append(rest, i)
+		}
+	}
+	sort.SliceStable(rest, func(x, y int) bool { return higherPriority(&verdicts[rest[x]], &verdicts[rest[y]]) })
+	return rest
 }
 
 // reviveDuplicates brings back, within the budget, the memories left out as duplicates of
