@@ -50,7 +50,7 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 // prices (renderedBefore).
 func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer, parent *judgement) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
 	start := time.Now()
-	var verdicts []policy.Verdict
+	var verdicts []*policy.Verdict
 	var judged *policy.Context
 	if parent != nil && parent.judged != nil && len(snap.ViewPlaces) == len(snap.Candidates) && parent.holds(req.Now) {
 		// Only what the candidates built anew change is judged again.
@@ -63,7 +63,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// Rehydration reads raw bodies only now, after the policy selected them.
 	var rawIDs []string
 	for i := range verdicts {
-		vd := &verdicts[i]
+		vd := verdicts[i]
 		if vd.Included() && vd.Decision.As == model.AsRaw {
 			rawIDs = append(rawIDs, vd.Candidate.ID)
 		}
@@ -96,7 +96,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// Each budgeted record's index among the parent's budgeted ones, or -1.
 	wasAt := make([]int, 0, len(verdicts)-settled)
 	for i := range verdicts {
-		vd := &verdicts[i]
+		vd := verdicts[i]
 		duplicate := vd.RawDuplicate
 		if !vd.Included() && !duplicate {
 			j.settled = append(j.settled, &vd.Decision)
@@ -161,7 +161,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// The budgeted records, each as if included, for what depends on where they would show.
 	budgeted := make([]policy.Verdict, len(j.budgeted))
 	for k, i := range j.budgeted {
-		budgeted[k] = verdicts[i]
+		budgeted[k] = *verdicts[i]
 		budgeted[k].Decision.Outcome = policy.OutcomeIncluded
 	}
 	var rs *rounds
@@ -196,7 +196,7 @@ func priorityOf(budgeted []policy.Verdict, wasAt []int, parent *judgement) *poli
 		if pk < 0 {
 			continue
 		}
-		before, now := &parent.verdicts[parent.budgeted[pk]], &budgeted[k]
+		before, now := parent.verdicts[parent.budgeted[pk]], &budgeted[k]
 		if before.Candidate == now.Candidate && before.Tier == now.Tier && before.Relevance == now.Relevance {
 			was[k] = pk
 		}
@@ -235,7 +235,7 @@ func (b *renderedBefore) in(i int) int {
 // budgeted k (in), is in the parent judgement, and holds it.
 func (b *renderedBefore) find(i, k int, vd *policy.Verdict) bool {
 	if k < 0 || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) ||
-		!policy.SameLine(&b.parent.verdicts[b.places[i]], vd) {
+		!policy.SameLine(b.parent.verdicts[b.places[i]], vd) {
 		return false
 	}
 	b.text, b.cost, b.compactCost = b.parent.texts[k], b.parent.costs[k], b.parent.compactCosts[k]

@@ -36,19 +36,36 @@ func TestJudgeAgainIsJudge(t *testing.T) {
 		for step := range 6 {
 			more, _ := generatedLineage(seed*1000 + uint64(step))
 			next, from, rebuilt := extended(r, cands, more.snap.Candidates, fmt.Sprintf("s%d", step))
+			was := values(verdicts)
 			got, gctx := policy.JudgeAgain(v, preq, next, verdicts, ctx, from, rebuilt)
 			want := policy.JudgeCandidates(v, preq, next)
 			if !reflect.DeepEqual(got, want) {
 				for i := range want {
 					if !reflect.DeepEqual(got[i], want[i]) {
 						t.Fatalf("seed %d, step %d: the verdict on %s %s (rebuilt %v) judged again:\n%s\njudged whole:\n%s", seed, step,
-							next[i].Type, next[i].ID, rebuilt[i], describe(got[i]), describe(want[i]))
+							next[i].Type, next[i].ID, rebuilt[i], describe(*got[i]), describe(*want[i]))
 					}
+				}
+			}
+			// The verdicts judged again share those that stay the same, which must not change.
+			for i, vd := range verdicts {
+				if !reflect.DeepEqual(*vd, was[i]) {
+					t.Fatalf("seed %d, step %d: judging again changed the earlier verdict on %s %s:\n%s\nwas:\n%s", seed, step,
+						vd.Candidate.Type, vd.Candidate.ID, describe(*vd), describe(was[i]))
 				}
 			}
 			cands, verdicts, ctx = next, got, gctx
 		}
 	}
+}
+
+// values copies verdicts as they are now.
+func values(verdicts []*policy.Verdict) []policy.Verdict {
+	out := make([]policy.Verdict, len(verdicts))
+	for i, vd := range verdicts {
+		out[i] = *vd
+	}
+	return out
 }
 
 func describe(vd policy.Verdict) string {

@@ -19,7 +19,9 @@ import (
 // long as its `now` lies in the window in which no memory's staleness changes. The budget,
 // the final fit and the rendering still run for every assembly, on copies.
 type judgement struct {
-	verdicts []policy.Verdict
+	// verdicts are shared with the judgement this one extends, where they are the same:
+	// neither changes a verdict.
+	verdicts []*policy.Verdict
 	// judged is what judging the verdicts worked out, for judging an extension of the view.
 	judged *policy.Context
 	raw    map[string]model.ArtifactRaw
@@ -74,11 +76,12 @@ var (
 )
 
 // size estimates the heap a judgement holds: its verdicts with the candidates they point at
-// (a view the copies may have dropped stays alive through them), the list of the decisions
+// (a view the copies may have dropped stays alive through them; verdicts shared with the
+// judgement it extends are counted in both, so the bound errs high), the list of the decisions
 // it settled (pointers into its verdicts), the texts and prices of the budgeted records,
 // and the raw bodies it read.
 func (j *judgement) size() int64 {
-	n := int64(len(j.verdicts))*(verdictSize+candidateSize+1) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
+	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
 		int64(len(j.budgeted))*(8*9+2)
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16

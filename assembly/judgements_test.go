@@ -11,12 +11,12 @@ import (
 // of the older ones, whose views no assembly will name again, and the cache holds at most
 // its limit in bytes, dropping the least recently used first and keeping none larger.
 func TestJudgementsKeepOnePerBranchAndShape(t *testing.T) {
-	perVerdict := (&judgement{verdicts: make([]policy.Verdict, 1)}).size()
+	perVerdict := (&judgement{verdicts: make([]*policy.Verdict, 1)}).size()
 	js := judgements{limit: 100 * perVerdict}
 	req := policy.Request{ParticipantID: "pt_1", RuntimeKind: "chat", Provider: "openai"}
 	put := func(view, branch string, verdicts int) string {
 		key, shape := judgementKey(view, branch, "default@1", req, "o200k_base")
-		js.put(key, &judgement{verdicts: make([]policy.Verdict, verdicts), shape: shape})
+		js.put(key, &judgement{verdicts: make([]*policy.Verdict, verdicts), shape: shape})
 		return key
 	}
 	other := put("cnv_1/br_b/1", "br_b", 10)
@@ -29,7 +29,7 @@ func TestJudgementsKeepOnePerBranchAndShape(t *testing.T) {
 	otherReq := req
 	otherReq.ParticipantID = "pt_2"
 	key, shape := judgementKey("cnv_1/br_a/5", "br_a", "default@1", otherReq, "o200k_base")
-	js.put(key, &judgement{verdicts: make([]policy.Verdict, 10), shape: shape})
+	js.put(key, &judgement{verdicts: make([]*policy.Verdict, 10), shape: shape})
 	if len(js.entries) != 3 {
 		t.Fatalf("another participant's judgement of the same view: %d judgements, want 3", len(js.entries))
 	}

@@ -46,8 +46,8 @@ func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, 
 		forms: make([]lineForm, n), provider: req.Provider, raw: j.raw, names: names, head: header(req.Now), tk: tk,
 		self: unnamedSpeaker(req.ParticipantID, req.RuntimeKind)}
 	for k, i := range j.budgeted {
-		d.verdicts[k] = j.verdicts[i]
-		d.forms[k] = formOf(&j.verdicts[i])
+		d.verdicts[k] = *j.verdicts[i]
+		d.forms[k] = formOf(j.verdicts[i])
 	}
 	if req.ToolRounds {
 		d.rounds = &rounds{all: j.verdicts, provider: req.Provider, raw: j.raw, recall: req.Recall}

@@ -18,7 +18,7 @@ import (
 type rounds struct {
 	// all is every verdict of the judgement, for what the budget never saw (an outcome
 	// omitted for privacy) and for the seq of every outcome.
-	all      []policy.Verdict
+	all      []*policy.Verdict
 	provider string
 	// recall says the request offers the recall tool, which a withheld result names.
 	recall bool
@@ -164,9 +164,9 @@ func (r *rounds) index() {
 		return
 	}
 	r.outcomes = map[string]*policy.Verdict{}
-	for i := range r.all {
-		if r.all[i].Candidate.Type == model.TypeArtifact {
-			r.outcomes[r.all[i].Candidate.ID] = &r.all[i]
+	for _, vd := range r.all {
+		if vd.Candidate.Type == model.TypeArtifact {
+			r.outcomes[vd.Candidate.ID] = vd
 		}
 	}
 }

@@ -243,7 +243,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		}
 		k := 0
 		for i := range j.verdicts {
-			vd := &j.verdicts[i]
+			vd := j.verdicts[i]
 			if k < n && j.budgeted[k] == i {
 				vd = &d.verdicts[k]
 				k++
@@ -271,7 +271,7 @@ func budgetDraft(j *judgement, req model.AssemblyRequest, snap model.Snapshot, t
 // fit fits draft d of judgement j into budget tokens (policy.Fit) and returns the tokens
 // its request counts.
 func fit(j *judgement, d *draft, prices policy.Prices, budget int) int {
-	judged := func(k int) *policy.Verdict { return &j.verdicts[j.budgeted[k]] }
+	judged := func(k int) *policy.Verdict { return j.verdicts[j.budgeted[k]] }
 	return policy.Fit(d.verdicts, judged, prices, budget, d.measure)
 }
 

@@ -273,7 +273,7 @@ func Fit(verdicts []Verdict, judged func(i int) *Verdict, p Prices, budget int, 
 			trims = append(trims, i)
 			vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
 			vd.Tier = tierNone
-			markConflicts(verdicts)
+			markDraftConflicts(verdicts)
 		} else if _, changed := shrinkRecovery(verdicts, p.Costs, p.Compact, assembled-budget); !changed {
 			break
 		}
@@ -382,7 +382,7 @@ func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
 			}
 		}
 	}
-	markConflicts(verdicts)
+	markDraftConflicts(verdicts)
 	return undo
 }
 
@@ -419,7 +419,7 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 		vd.Tier = tierNone
 	}
 	reviveDuplicates(verdicts, t, budget)
-	markConflicts(verdicts)
+	markDraftConflicts(verdicts)
 	return t.used
 }
 
@@ -630,4 +630,10 @@ func shrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (sa
 		verdicts[i].Decision.Rule = verdicts[i].Decision.Rule.And(RuleRecoveryAggregated)
 	}
 	return saved, changed
+}
+
+// markDraftConflicts marks the conflicts among the verdicts the budget works on, its own.
+func markDraftConflicts(verdicts []Verdict) {
+	at := func(i int) *Verdict { return &verdicts[i] }
+	markConflicts(len(verdicts), at, at)
 }

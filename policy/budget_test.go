@@ -305,7 +305,7 @@ func TestFitLeavesOmittedRecordsAlone(t *testing.T) {
 // judgeAndFit runs the whole policy pipeline over a snapshot with a cost per record.
 func judgeAndFit(t *testing.T, req Request, cands []model.Candidate, cost map[string]int, budget int) map[string]model.Decision {
 	t.Helper()
-	vds := Judge(mustResolve(t, ""), req, cands)
+	vds := draftOf(Judge(mustResolve(t, ""), req, cands))
 	costs := make([]int, len(vds))
 	for i, vd := range vds {
 		costs[i] = cost[vd.Candidate.ID]
@@ -566,6 +566,15 @@ func TestFitPricesWhatRecordsBringAlong(t *testing.T) {
 	}
 }
 
+// draftOf copies judged verdicts for the budget to work on, as an assembly's draft does.
+func draftOf(judged []*Verdict) []Verdict {
+	out := make([]Verdict, len(judged))
+	for i, vd := range judged {
+		out[i] = *vd
+	}
+	return out
+}
+
 // judgedAs keeps the verdicts as judged, for Fit to give back what it trims.
 func judgedAs(vds []Verdict) func(int) *Verdict {
 	judged := slices.Clone(vds)
@@ -619,7 +628,7 @@ func TestFitRevivesADuplicateInItsOwnForm(t *testing.T) {
 		artifact("r1", 2),
 		memory("m1", 3, privacy("oauth_derived"), safeSummary("a summary"), derivedFrom([]string{"r1"}, "r1")),
 	}
-	vds := Judge(mustResolve(t, ""), req, cands)
+	vds := draftOf(Judge(mustResolve(t, ""), req, cands))
 	if !vds[2].RawDuplicate {
 		t.Fatalf("m1: got %s %s, want a duplicate of r1", vds[2].Decision.Outcome, vds[2].Decision.Reason)
 	}

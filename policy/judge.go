@@ -124,7 +124,7 @@ func omit(c *model.Candidate, policy model.Policy, rule model.Rule, reason strin
 }
 
 // Judge judges candidates held by value: see JudgeCandidates.
-func Judge(v Version, req Request, cands []model.Candidate) []Verdict {
+func Judge(v Version, req Request, cands []model.Candidate) []*Verdict {
 	return JudgeCandidates(v, req, model.CandidatePointers(cands))
 }
 
@@ -550,12 +550,13 @@ func Stale(v Version, now time.Time, c *model.Candidate) (time.Time, bool) {
 // sides are included, and turns a side back into an ordinary memory when it is the lone
 // survivor (its other sides were omitted, by a policy or by the budget). Privacy- and
 // freshness-reduced forms are kept: a restricted side stays a safe summary. Fit calls it
-// again after each trim.
-func markConflicts(verdicts []Verdict) {
+// again after each trim (markDraftConflicts). The n verdicts are read through at and written
+// through own.
+func markConflicts(n int, at, own func(i int) *Verdict) {
 	// Only the records an included memory names as its other sides are looked up.
 	included := map[string]bool{}
-	for i := range verdicts {
-		if vd := &verdicts[i]; vd.Included() && vd.Candidate.Type == model.TypeMemory {
+	for i := range n {
+		if vd := at(i); vd.Included() && vd.Candidate.Type == model.TypeMemory {
 			for _, other := range vd.Candidate.Memory.ConflictsWith {
 				included[other] = false
 			}
@@ -564,8 +565,8 @@ func markConflicts(verdicts []Verdict) {
 	if len(included) == 0 {
 		return
 	}
-	for i := range verdicts {
-		vd := &verdicts[i]
+	for i := range n {
+		vd := at(i)
 		if vd.Candidate.Type != model.TypeMemory || !vd.Included() {
 			continue // only a memory is a side, and only an included one counts
 		}
@@ -573,8 +574,8 @@ func markConflicts(verdicts []Verdict) {
 			included[vd.Candidate.ID] = true
 		}
 	}
-	for i := range verdicts {
-		vd := &verdicts[i]
+	for i := range n {
+		vd := at(i)
 		if !vd.Included() || vd.Candidate.Type != model.TypeMemory {
 			continue
 		}
@@ -586,9 +587,11 @@ func markConflicts(verdicts []Verdict) {
 			paired = paired || included[other]
 		}
 		switch {
-		case paired:
+		case paired && (vd.Decision.As != model.AsConflict || vd.Decision.Policy != model.PolicyConflict || vd.Decision.Rule != RuleBothSidesIncluded):
+			vd = own(i)
 			vd.Decision.As, vd.Decision.Policy, vd.Decision.Rule = model.AsConflict, model.PolicyConflict, RuleBothSidesIncluded
-		case vd.Decision.As == model.AsConflict:
+		case !paired && vd.Decision.As == model.AsConflict:
+			vd = own(i)
 			vd.Decision.As, vd.Decision.Policy, vd.Decision.Rule = model.AsMemory, model.PolicyMemory, RuleLoneSurvivor
 		}
 	}

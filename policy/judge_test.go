@@ -144,9 +144,9 @@ type want struct {
 // cannot tell different stories about one record.
 var ruleReasons sync.Map
 
-func checkVerdicts(t *testing.T, vds []Verdict, wants map[string]want) {
+func checkVerdicts(t *testing.T, vds []*Verdict, wants map[string]want) {
 	t.Helper()
-	byID := map[string]Verdict{}
+	byID := map[string]*Verdict{}
 	for _, vd := range vds {
 		byID[vd.Candidate.ID] = vd
 		if d := vd.Decision; d.Outcome == OutcomeOmitted {
@@ -1539,7 +1539,7 @@ func TestRedactedArtifactsSendNothing(t *testing.T) {
 		if exact {
 			req.ExactArtifactIDs = []string{"art-r"}
 		}
-		got := map[string]Verdict{}
+		got := map[string]*Verdict{}
 		for _, vd := range Judge(v, req, cands) {
 			got[vd.Candidate.ID] = vd
 		}

@@ -29,15 +29,15 @@ type Context struct {
 // order: ownership / visibility, privacy and routing, provenance, supersession, freshness,
 // recovery, rehydration, the conversation window and conflicts. It returns one verdict per
 // candidate in the candidates' order. The budget is fitted afterwards (Fit).
-func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []Verdict {
+func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []*Verdict {
 	verdicts, _ := JudgeWithContext(v, req, cands)
 	return verdicts
 }
 
 // JudgeWithContext is JudgeCandidates, with what the judgement worked out (JudgeAgain).
-func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]Verdict, *Context) {
-	j := &judging{v: v, req: req, cands: cands, verdicts: make([]Verdict, len(cands)), ctx: &Context{visible: make([]bool, len(cands))},
-		marked: make([]bool, len(cands))}
+func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verdict, *Context) {
+	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, len(cands)), backing: make([]Verdict, len(cands)),
+		ctx: &Context{visible: make([]bool, len(cands))}, marked: make([]bool, len(cands))}
 	for i := range cands {
 		// Ownership first: supersession needs to know which memories are eligible.
 		j.start(i)
@@ -69,17 +69,18 @@ func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]Verdi
 // raw inclusion of a source or the eligibility of a memory superseding it (memories);
 // memories in a conflict are judged again. The verdicts are the ones JudgeCandidates gives
 // (TestJudgeAgainIsJudge). now must lie where no memory of prev changes its staleness.
-func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict, pctx *Context, from []int, rebuilt []bool) ([]Verdict, *Context) {
+// A verdict that stays as it was is prev's own, shared: neither judgement changes a verdict
+// once it is returned, so one judged again is copied first (judging.own).
+func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdict, pctx *Context, from []int, rebuilt []bool) ([]*Verdict, *Context) {
 	n := len(cands)
-	j := &judging{v: v, req: req, cands: cands, verdicts: make([]Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
+	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
 		ctx: &Context{visible: make([]bool, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
 			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills}}
 	messages, runState, memories := false, false, false
 	for i := 0; i < n; {
 		if !rebuilt[i] {
 			// A run of candidates taken over in their order is copied at once: an extension
-			// is a few long runs, and one bulk copy of verdicts (which hold pointers) is
-			// far cheaper than one per verdict.
+			// is a few long runs, and one bulk copy is far cheaper than one per verdict.
 			end := i + 1
 			for end < n && !rebuilt[end] && from[end] == from[i]+(end-i) {
 				end++
@@ -152,8 +153,11 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []Verdict
 	if j.ctx.current != pctx.current {
 		// Every memory's relevance is read against the message being answered.
 		for i, c := range cands {
-			if c.Type == model.TypeMemory && j.ctx.visible[i] {
-				j.verdicts[i].Relevance = overlap(j.ctx.terms, c.Memory.Summary)
+			if c.Type != model.TypeMemory || !j.ctx.visible[i] {
+				continue
+			}
+			if r := overlap(j.ctx.terms, c.Memory.Summary); r != j.verdicts[i].Relevance {
+				j.own(i).Relevance = r
 			}
 		}
 	}
@@ -170,20 +174,45 @@ type judging struct {
 	v        Version
 	req      Request
 	cands    []*model.Candidate
-	verdicts []Verdict
-	ctx      *Context
-	marked   []bool
-	prev     []Verdict
-	prevCtx  *Context
-	from     []int
+	verdicts []*Verdict
+	// backing holds a whole judgement's verdicts; JudgeAgain allocates the few it judges.
+	backing []Verdict
+	ctx     *Context
+	marked  []bool
+	prev    []*Verdict
+	prevCtx *Context
+	from    []int
+}
+
+// fresh gives candidate i a new verdict of this judgement's own.
+func (j *judging) fresh(i int) *Verdict {
+	vd := new(Verdict)
+	if j.backing != nil {
+		vd = &j.backing[i]
+	}
+	j.verdicts[i] = vd
+	return vd
+}
+
+// own returns candidate i's verdict to be written: one taken over from the judgement
+// extended is copied first, so that the judgement extended stays as it was.
+func (j *judging) own(i int) *Verdict {
+	vd := j.verdicts[i]
+	if j.prev != nil && j.from[i] >= 0 && j.prev[j.from[i]] == vd {
+		vd = new(Verdict)
+		*vd = *j.verdicts[i]
+		j.verdicts[i] = vd
+	}
+	return vd
 }
 
 // start begins judging candidate i: who may see it, and marked to be judged.
 func (j *judging) start(i int) {
 	c := j.cands[i]
-	j.verdicts[i] = Verdict{Candidate: c, Tier: tierNone}
+	vd := j.fresh(i)
+	*vd = Verdict{Candidate: c, Tier: tierNone}
 	if d, ok := Ownership(j.req, c); ok {
-		j.verdicts[i].Decision = d
+		vd.Decision = d
 	} else {
 		j.ctx.visible[i] = true
 	}
@@ -214,7 +243,7 @@ func (j *judging) before(i int) *Verdict {
 	if j.prev == nil || j.from[i] < 0 {
 		return nil
 	}
-	return &j.prev[j.from[i]]
+	return j.prev[j.from[i]]
 }
 
 // judgeMarked judges the marked candidates by type: calls and artifacts before memories (a
@@ -231,7 +260,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 		if !j.ctx.visible[i] && !recoveryForParent(req, c) {
 			return false
 		}
-		verdicts[i] = judgeOne(c)
+		*j.own(i) = judgeOne(c)
 		return true
 	}
 	// Calls: a call's recovery decides its artifacts'.
@@ -242,7 +271,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 		}
 		old := j.before(i)
 		judge(i, func(c *model.Candidate) Verdict { return judgeCall(v, req, c, verdicts[i].Decision) })
-		if isRecovery(old) != isRecovery(&verdicts[i]) {
+		if isRecovery(old) != isRecovery(verdicts[i]) {
 			recoveryChanged[c.ID] = true
 		}
 	}
@@ -253,7 +282,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	}
 	recovery := map[string]bool{}
 	for i, c := range cands {
-		if c.Type == model.TypeToolCall && isRecovery(&verdicts[i]) {
+		if c.Type == model.TypeToolCall && isRecovery(verdicts[i]) {
 			recovery[c.ID] = true
 		}
 	}
@@ -279,10 +308,10 @@ func (j *judging) judgeMarked(byteUsers []int) {
 		old := j.before(i)
 		if judge(i, func(c *model.Candidate) Verdict {
 			return judgeArtifact(v, req, c, recovery[c.Artifact.ToolCallID], j.ctx.summarised[c.ID] > 0, j.ctx.latest[c.ID], &rawBytes)
-		}) && reachedByteBudget(&verdicts[i]) {
+		}) && reachedByteBudget(verdicts[i]) {
 			j.ctx.byteUsers = append(j.ctx.byteUsers, i)
 		}
-		if isRaw(old) != isRaw(&verdicts[i]) {
+		if isRaw(old) != isRaw(verdicts[i]) {
 			rawChanged[c.ID] = true
 		}
 		answered[c.Artifact.ToolCallID] = true
@@ -296,7 +325,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	}
 	raw := map[string]bool{}
 	for i, c := range cands {
-		if c.Type == model.TypeArtifact && isRaw(&verdicts[i]) {
+		if c.Type == model.TypeArtifact && isRaw(verdicts[i]) {
 			raw[c.ID] = true
 		}
 	}
@@ -332,7 +361,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	eligible := j.eligibility()
 	for i, c := range cands {
 		if c.Type == model.TypeMemory && j.marked[i] && judge(i, func(c *model.Candidate) Verdict { return judgeMemory(v, req, c, eligible, raw) }) {
-			verdicts[i].Relevance = overlap(j.ctx.terms, c.Memory.Summary)
+			verdicts[i].Relevance = overlap(j.ctx.terms, c.Memory.Summary) // judge made it this judgement's own
 		}
 	}
 	// A call's answer so far is the last included artifact carrying one.
@@ -345,23 +374,30 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	calls := map[string]int{}
 	for i, c := range cands {
 		if c.Type == model.TypeToolCall && answered[c.ID] {
-			verdicts[i].Answer = nil
 			calls[c.ID] = i
 		}
 	}
-	for i := range verdicts {
-		if vd := &verdicts[i]; vd.CarriesAnswer && vd.Included() {
+	answers := make(map[int]*Answer, len(calls))
+	for _, vd := range verdicts {
+		if vd.CarriesAnswer && vd.Included() {
 			if k, ok := calls[vd.Candidate.Artifact.ToolCallID]; ok {
-				verdicts[k].Answer = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
+				answers[k] = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
 			}
+		}
+	}
+	for _, k := range calls {
+		if a := answers[k]; !samePtr(a, verdicts[k].Answer) {
+			j.own(k).Answer = a
 		}
 	}
 	if req.Recall {
 		for _, i := range judged {
-			verdicts[i].RecallID = recallID(&verdicts[i])
+			if id := recallID(verdicts[i]); id != verdicts[i].RecallID {
+				j.own(i).RecallID = id
+			}
 		}
 	}
-	markConflicts(verdicts)
+	markConflicts(len(verdicts), func(i int) *Verdict { return verdicts[i] }, j.own)
 }
 
 // eligibility returns whether a memory of the candidates may supersede another: it is in
