@@ -312,17 +312,10 @@ type groupBounds [groups]int
 
 // groupOf is the group of a lineage record of kind.
 func groupOf(kind model.RecordType) int {
-	switch kind {
-	case model.TypeMessage:
-		return groupMessages
-	case model.TypeToolCall:
-		return groupCalls
-	case model.TypeArtifact:
-		return groupArtifacts
-	case model.TypeMemory:
-		return groupMemories
-	case model.TypeCheckpoint:
-		return groupCheckpoints
+	if g := kind.Ordinal(); g >= 0 && g <= groupMemories {
+		return g
+	} else if g > groupMemories {
+		return g + 1 // after the shared memories' group
 	}
 	return groupSkills
 }

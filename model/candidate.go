@@ -19,6 +19,27 @@ const (
 	TypeParticipant  RecordType = "participant"
 )
 
+// Ordinal is the place of a lineage record's type among messages, tool calls, artifacts,
+// memories, checkpoints and skill states (the order a lineage view lists them in), from 0;
+// -1 for a type that is not a lineage record's.
+func (t RecordType) Ordinal() int {
+	switch t {
+	case TypeMessage:
+		return 0
+	case TypeToolCall:
+		return 1
+	case TypeArtifact:
+		return 2
+	case TypeMemory:
+		return 3
+	case TypeCheckpoint:
+		return 4
+	case TypeSkills:
+		return 5
+	}
+	return -1
+}
+
 // Visibility is who may see a record (DESIGN §3).
 type Visibility string
 

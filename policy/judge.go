@@ -152,30 +152,31 @@ func recallID(vd *Verdict) string {
 // them in its last answer, so they go back raw, within privacy and the budgets, even where a
 // memory could stand in (judgeArtifact). It is empty but on the generation path (a request
 // for tool rounds: elsewhere the memory a client wrote stands in, as it always has) and
-// under versions without promotion rules.
-func latestRound(v Version, req Request, cands []*model.Candidate) map[string]bool {
+// under versions without promotion rules. calls and artifacts are the positions of the
+// candidates of those types.
+func latestRound(v Version, req Request, cands []*model.Candidate, calls, artifacts []int) map[string]bool {
 	out := map[string]bool{}
 	if v.Promotion == nil || req.RunID == "" || !req.ToolRounds {
 		return out
 	}
 	var lastCall int64 = -1
 	callSeq := map[string]int64{}
-	for i := range cands {
-		if c := cands[i]; c.Type == model.TypeToolCall && c.OwnerRunID == req.RunID {
+	for _, i := range calls {
+		if c := cands[i]; c.OwnerRunID == req.RunID {
 			callSeq[c.ID] = c.Seq
 			lastCall = max(lastCall, c.Seq)
 		}
 	}
 	// The round starts after the last outcome recorded before its last call.
 	var after int64 = -1
-	for i := range cands {
-		if c := cands[i]; c.Type == model.TypeArtifact && c.OwnerRunID == req.RunID && c.Seq < lastCall && c.Seq > after {
+	for _, i := range artifacts {
+		if c := cands[i]; c.OwnerRunID == req.RunID && c.Seq < lastCall && c.Seq > after {
 			after = c.Seq
 		}
 	}
-	for i := range cands {
+	for _, i := range artifacts {
 		c := cands[i]
-		if seq, ok := callSeq[c.Artifact.ToolCallID]; ok && c.Type == model.TypeArtifact && seq > after {
+		if seq, ok := callSeq[c.Artifact.ToolCallID]; ok && seq > after {
 			out[c.ID] = true
 		}
 	}
@@ -598,12 +599,12 @@ func markConflicts(n int, at, own func(i int) *Verdict) {
 }
 
 // conversationWindow returns the ids of the last WindowMessages user/assistant messages the
-// participant may see, and the system messages among them and right before the oldest.
-func conversationWindow(v Version, req Request, cands []*model.Candidate, visible []bool) map[string]bool {
+// participant may see, and the system messages among them and right before the oldest;
+// messages are the positions of the candidates that are messages.
+func conversationWindow(v Version, req Request, cands []*model.Candidate, messages []int, visible []bool) map[string]bool {
 	var msgs []int
-	for i := range cands {
-		c := cands[i]
-		if c.Type == model.TypeMessage && visible[i] {
+	for _, i := range messages {
+		if visible[i] {
 			msgs = append(msgs, i)
 		}
 	}
@@ -624,37 +625,38 @@ func conversationWindow(v Version, req Request, cands []*model.Candidate, visibl
 }
 
 // currentUserMessage is the latest user message the participant may see, in lineage order:
-// the one the call answers (nil when there is none).
-func currentUserMessage(cands []*model.Candidate, visible []bool) *model.Candidate {
+// the one the call answers (nil when there is none); messages are the positions of the
+// candidates that are messages.
+func currentUserMessage(cands []*model.Candidate, messages []int, visible []bool) *model.Candidate {
 	var current *model.Candidate
-	for i, c := range cands {
-		if c.Type == model.TypeMessage && c.Message.Role == "user" && visible[i] && (current == nil || lineageLess(current, c)) {
+	for _, i := range messages {
+		if c := cands[i]; visible[i] && c.Message.Role == "user" && (current == nil || lineageLess(current, c)) {
 			current = c
 		}
 	}
 	return current
 }
 
-// latestRunState maps the assembly run to its latest checkpoint and latest skill state.
-func latestRunState(req Request, cands []*model.Candidate) (checkpoint, skills map[string]string) {
+// latestRunState maps the assembly run to its latest checkpoint and latest skill state,
+// among the candidates at the positions given for each.
+func latestRunState(req Request, cands []*model.Candidate, checkpoints, skillStates []int) (checkpoint, skills map[string]string) {
 	checkpoint, skills = map[string]string{}, map[string]string{}
 	if req.RunID == "" {
 		return
 	}
-	best := map[model.RecordType]*model.Candidate{}
-	for i := range cands {
-		c := cands[i]
-		if (c.Type != model.TypeCheckpoint && c.Type != model.TypeSkills) || c.RunState.RunID != req.RunID {
-			continue
+	latest := func(at []int) *model.Candidate {
+		var best *model.Candidate
+		for _, i := range at {
+			if c := cands[i]; c.RunState.RunID == req.RunID && (best == nil || lineageLess(best, c)) {
+				best = c
+			}
 		}
-		if b, ok := best[c.Type]; !ok || lineageLess(b, c) {
-			best[c.Type] = c
-		}
+		return best
 	}
-	if c, ok := best[model.TypeCheckpoint]; ok {
+	if c := latest(checkpoints); c != nil {
 		checkpoint[req.RunID] = c.ID
 	}
-	if c, ok := best[model.TypeSkills]; ok {
+	if c := latest(skillStates); c != nil {
 		skills[req.RunID] = c.ID
 	}
 	return

@@ -23,7 +23,29 @@ type Context struct {
 	latest     map[string]bool
 	// byteUsers are the artifacts whose judgement reached the byte budget, in order.
 	byteUsers []int
+	// kinds is each candidate's record type; conflicts says whether a memory may name
+	// another side of a conflict (false: none does).
+	kinds     []kind
+	conflicts bool
 }
+
+// kind is a candidate's record type in one byte (kindOther, or 1 + its model ordinal): a
+// pass over the candidates of one type reads their positions (judging.of), not every
+// candidate.
+type kind uint8
+
+const (
+	kindOther kind = iota
+	kindMessage
+	kindCall
+	kindArtifact
+	kindMemory
+	kindCheckpoint
+	kindSkills
+	kindCount
+)
+
+func kindOf(t model.RecordType) kind { return kind(t.Ordinal() + 1) }
 
 // JudgeCandidates applies every policy of DESIGN §4 to the candidates of one snapshot, in
 // order: ownership / visibility, privacy and routing, provenance, supersession, freshness,
@@ -36,25 +58,26 @@ func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []*Verdic
 
 // JudgeWithContext is JudgeCandidates, with what the judgement worked out (JudgeAgain).
 func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verdict, *Context) {
-	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, len(cands)), backing: make([]Verdict, len(cands)),
-		ctx: &Context{visible: make([]bool, len(cands))}, marked: make([]bool, len(cands))}
+	n := len(cands)
+	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), backing: make([]Verdict, n),
+		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n)}, marked: make([]bool, n)}
 	for i := range cands {
 		// Ownership first: supersession needs to know which memories are eligible.
 		j.start(i)
 	}
 	j.findWindow()
-	j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands)
+	j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands, j.of(kindCheckpoint), j.of(kindSkills))
 	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
 	// the request names them.
 	j.ctx.summarised = map[string]int{}
-	for i, c := range cands {
-		if c.Type == model.TypeMemory && j.ctx.visible[i] {
-			for _, src := range c.Memory.LiveSourceIDs {
+	for _, i := range j.of(kindMemory) {
+		if j.ctx.visible[i] {
+			for _, src := range cands[i].Memory.LiveSourceIDs {
 				j.ctx.summarised[src]++
 			}
 		}
 	}
-	j.ctx.latest = latestRound(v, req, cands)
+	j.ctx.latest = latestRound(v, req, cands, j.of(kindCall), j.of(kindArtifact))
 	j.judgeMarked(nil)
 	return j.verdicts, j.ctx
 }
@@ -74,8 +97,8 @@ func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verd
 func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdict, pctx *Context, from []int, rebuilt []bool) ([]*Verdict, *Context) {
 	n := len(cands)
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
-		ctx: &Context{visible: make([]bool, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
-			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills}}
+		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
+			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts}}
 	messages, runState, memories := false, false, false
 	for i := 0; i < n; {
 		if !rebuilt[i] {
@@ -87,6 +110,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			}
 			copy(j.verdicts[i:end], prev[from[i]:from[i]+(end-i)])
 			copy(j.ctx.visible[i:end], pctx.visible[from[i]:from[i]+(end-i)])
+			copy(j.ctx.kinds[i:end], pctx.kinds[from[i]:from[i]+(end-i)])
 			i = end
 			continue
 		}
@@ -107,14 +131,14 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 		for id := range symmetricDifference(pctx.window, j.ctx.window) {
 			changed[id] = true
 		}
-		j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeMessage && changed[c.ID] })
+		j.markWhere(kindMessage, func(c *model.Candidate) bool { return changed[c.ID] })
 	}
 	if runState {
-		j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands)
+		j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands, j.of(kindCheckpoint), j.of(kindSkills))
 		if !maps.Equal(j.ctx.checkpoint, pctx.checkpoint) || !maps.Equal(j.ctx.skills, pctx.skills) {
-			j.markWhere(func(c *model.Candidate) bool {
-				return (c.Type == model.TypeCheckpoint || c.Type == model.TypeSkills) && c.RunState.RunID == req.RunID
-			})
+			ofRun := func(c *model.Candidate) bool { return c.RunState.RunID == req.RunID }
+			j.markWhere(kindCheckpoint, ofRun)
+			j.markWhere(kindSkills, ofRun)
 		}
 	}
 	if memories {
@@ -142,27 +166,29 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			}
 		}
 		if len(changed) > 0 {
-			j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeArtifact && changed[c.ID] })
+			j.markWhere(kindArtifact, func(c *model.Candidate) bool { return changed[c.ID] })
 		}
 	}
-	j.ctx.latest = latestRound(v, req, cands)
+	j.ctx.latest = latestRound(v, req, cands, j.of(kindCall), j.of(kindArtifact))
 	if !maps.Equal(j.ctx.latest, pctx.latest) {
 		changed := symmetricDifference(pctx.latest, j.ctx.latest)
-		j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeArtifact && changed[c.ID] })
+		j.markWhere(kindArtifact, func(c *model.Candidate) bool { return changed[c.ID] })
 	}
 	if j.ctx.current != pctx.current {
 		// Every memory's relevance is read against the message being answered.
-		for i, c := range cands {
-			if c.Type != model.TypeMemory || !j.ctx.visible[i] {
+		for _, i := range j.of(kindMemory) {
+			if !j.ctx.visible[i] {
 				continue
 			}
-			if r := overlap(j.ctx.terms, c.Memory.Summary); r != j.verdicts[i].Relevance {
+			if r := overlap(j.ctx.terms, cands[i].Memory.Summary); r != j.verdicts[i].Relevance {
 				j.own(i).Relevance = r
 			}
 		}
 	}
-	// Memories in a conflict are judged again: marking their sides depends on all of them.
-	j.markWhere(func(c *model.Candidate) bool { return c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 })
+	if j.ctx.conflicts {
+		// Memories in a conflict are judged again: marking their sides depends on all of them.
+		j.markWhere(kindMemory, func(c *model.Candidate) bool { return len(c.Memory.ConflictsWith) > 0 })
+	}
 	j.judgeMarked(pctx.byteUsers)
 	return j.verdicts, j.ctx
 }
@@ -182,6 +208,27 @@ type judging struct {
 	prev    []*Verdict
 	prevCtx *Context
 	from    []int
+	// positions lists the candidates of each kind (of), once listed.
+	positions [kindCount][]int
+	listed    bool
+}
+
+// of returns the positions of the candidates of kind k, in order.
+func (j *judging) of(k kind) []int {
+	if !j.listed {
+		var counts [kindCount]int
+		for _, ck := range j.ctx.kinds {
+			counts[ck]++
+		}
+		for ck, n := range counts {
+			j.positions[ck] = make([]int, 0, n)
+		}
+		for i, ck := range j.ctx.kinds {
+			j.positions[ck] = append(j.positions[ck], i)
+		}
+		j.listed = true
+	}
+	return j.positions[k]
 }
 
 // fresh gives candidate i a new verdict of this judgement's own.
@@ -211,6 +258,10 @@ func (j *judging) start(i int) {
 	c := j.cands[i]
 	vd := j.fresh(i)
 	*vd = Verdict{Candidate: c, Tier: tierNone}
+	j.ctx.kinds[i] = kindOf(c.Type)
+	if c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
+		j.ctx.conflicts = true
+	}
 	if d, ok := Ownership(j.req, c); ok {
 		vd.Decision = d
 	} else {
@@ -222,16 +273,18 @@ func (j *judging) start(i int) {
 // findWindow finds the conversation window, the message being answered and the terms
 // memories' relevance is read against.
 func (j *judging) findWindow() {
-	j.ctx.window = conversationWindow(j.v, j.req, j.cands, j.ctx.visible)
+	messages := j.of(kindMessage)
+	j.ctx.window = conversationWindow(j.v, j.req, j.cands, messages, j.ctx.visible)
 	j.ctx.current, j.ctx.terms = "", map[string]bool{}
-	if c := currentUserMessage(j.cands, j.ctx.visible); c != nil {
+	if c := currentUserMessage(j.cands, messages, j.ctx.visible); c != nil {
 		j.ctx.current, j.ctx.terms = c.ID, terms(c.Message.Content)
 	}
 }
 
-func (j *judging) markWhere(match func(*model.Candidate) bool) {
-	for i, c := range j.cands {
-		if !j.marked[i] && match(c) {
+// markWhere marks the candidates of kind k that match.
+func (j *judging) markWhere(k kind, match func(*model.Candidate) bool) {
+	for _, i := range j.of(k) {
+		if !j.marked[i] && match(j.cands[i]) {
 			j.marked[i] = true
 		}
 	}
@@ -265,25 +318,23 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	}
 	// Calls: a call's recovery decides its artifacts'.
 	recoveryChanged := map[string]bool{}
-	for i, c := range cands {
-		if c.Type != model.TypeToolCall || !j.marked[i] {
+	for _, i := range j.of(kindCall) {
+		if !j.marked[i] {
 			continue
 		}
-		old := j.before(i)
+		c, old := cands[i], j.before(i)
 		judge(i, func(c *model.Candidate) Verdict { return judgeCall(v, req, c, verdicts[i].Decision) })
 		if isRecovery(old) != isRecovery(verdicts[i]) {
 			recoveryChanged[c.ID] = true
 		}
 	}
 	if len(recoveryChanged) > 0 {
-		j.markWhere(func(c *model.Candidate) bool {
-			return c.Type == model.TypeArtifact && recoveryChanged[c.Artifact.ToolCallID]
-		})
+		j.markWhere(kindArtifact, func(c *model.Candidate) bool { return recoveryChanged[c.Artifact.ToolCallID] })
 	}
 	recovery := map[string]bool{}
-	for i, c := range cands {
-		if c.Type == model.TypeToolCall && isRecovery(verdicts[i]) {
-			recovery[c.ID] = true
+	for _, i := range j.of(kindCall) {
+		if isRecovery(verdicts[i]) {
+			recovery[cands[i].ID] = true
 		}
 	}
 	// Artifacts, in order: the byte budget is spent by those that reach it.
@@ -301,11 +352,11 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	var rawBytes int64
 	rawChanged := map[string]bool{}
 	answered := map[string]bool{}
-	for i, c := range cands {
-		if c.Type != model.TypeArtifact || !j.marked[i] {
+	for _, i := range j.of(kindArtifact) {
+		if !j.marked[i] {
 			continue
 		}
-		old := j.before(i)
+		c, old := cands[i], j.before(i)
 		if judge(i, func(c *model.Candidate) Verdict {
 			return judgeArtifact(v, req, c, recovery[c.Artifact.ToolCallID], j.ctx.summarised[c.ID] > 0, j.ctx.latest[c.ID], &rawBytes)
 		}) && reachedByteBudget(verdicts[i]) {
@@ -319,34 +370,34 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	// The other unchanged artifacts did not reach the byte budget before, and nothing they
 	// are judged by changed.
 	if len(rawChanged) > 0 {
-		j.markWhere(func(c *model.Candidate) bool {
-			return c.Type == model.TypeMemory && anyIn(c.Memory.LiveSourceIDs, rawChanged)
-		})
+		j.markWhere(kindMemory, func(c *model.Candidate) bool { return anyIn(c.Memory.LiveSourceIDs, rawChanged) })
 	}
 	raw := map[string]bool{}
-	for i, c := range cands {
-		if c.Type == model.TypeArtifact && isRaw(verdicts[i]) {
-			raw[c.ID] = true
+	for _, i := range j.of(kindArtifact) {
+		if isRaw(verdicts[i]) {
+			raw[cands[i].ID] = true
 		}
 	}
-	for i, c := range cands {
-		if !j.marked[i] {
-			continue
-		}
-		switch c.Type {
-		case model.TypeMessage:
+	for _, i := range j.of(kindMessage) {
+		if j.marked[i] {
 			judge(i, func(c *model.Candidate) Verdict { return judgeMessage(v, req, c, j.ctx.window, j.ctx.current) })
-		case model.TypeCheckpoint:
+		}
+	}
+	for _, i := range j.of(kindCheckpoint) {
+		if j.marked[i] {
 			judge(i, func(c *model.Candidate) Verdict { return judgeRunState(c, j.ctx.checkpoint, checkpointState) })
-		case model.TypeSkills:
+		}
+	}
+	for _, i := range j.of(kindSkills) {
+		if j.marked[i] {
 			judge(i, func(c *model.Candidate) Verdict { return judgeRunState(c, j.ctx.skills, skillsState) })
 		}
 	}
 	// Memories: a memory superseded by one whose eligibility changed is judged again.
 	eligibleChanged := map[string]bool{}
-	for i, c := range cands {
-		if j.prev != nil && j.marked[i] && c.Type == model.TypeMemory {
-			old := j.before(i)
+	for _, i := range j.of(kindMemory) {
+		if j.prev != nil && j.marked[i] {
+			c, old := cands[i], j.before(i)
 			was := old != nil && j.prevCtx.visible[j.from[i]] && old.Candidate.InLineage
 			if was != (j.ctx.visible[i] && c.InLineage) {
 				eligibleChanged[c.ID] = true
@@ -354,14 +405,12 @@ func (j *judging) judgeMarked(byteUsers []int) {
 		}
 	}
 	if len(eligibleChanged) > 0 {
-		j.markWhere(func(c *model.Candidate) bool {
-			return c.Type == model.TypeMemory && anyIn(c.Memory.SupersededBy, eligibleChanged)
-		})
+		j.markWhere(kindMemory, func(c *model.Candidate) bool { return anyIn(c.Memory.SupersededBy, eligibleChanged) })
 	}
 	eligible := j.eligibility()
-	for i, c := range cands {
-		if c.Type == model.TypeMemory && j.marked[i] && judge(i, func(c *model.Candidate) Verdict { return judgeMemory(v, req, c, eligible, raw) }) {
-			verdicts[i].Relevance = overlap(j.ctx.terms, c.Memory.Summary) // judge made it this judgement's own
+	for _, i := range j.of(kindMemory) {
+		if j.marked[i] && judge(i, func(c *model.Candidate) Verdict { return judgeMemory(v, req, c, eligible, raw) }) {
+			verdicts[i].Relevance = overlap(j.ctx.terms, cands[i].Memory.Summary) // judge made it this judgement's own
 		}
 	}
 	// A call's answer so far is the last included artifact carrying one.
@@ -372,14 +421,14 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	}
 	// The calls whose answer may have changed lose it, and take it again below.
 	calls := map[string]int{}
-	for i, c := range cands {
-		if c.Type == model.TypeToolCall && answered[c.ID] {
-			calls[c.ID] = i
+	for _, i := range j.of(kindCall) {
+		if answered[cands[i].ID] {
+			calls[cands[i].ID] = i
 		}
 	}
 	answers := make(map[int]*Answer, len(calls))
-	for _, vd := range verdicts {
-		if vd.CarriesAnswer && vd.Included() {
+	for _, i := range j.of(kindArtifact) {
+		if vd := verdicts[i]; vd.CarriesAnswer && vd.Included() {
 			if k, ok := calls[vd.Candidate.Artifact.ToolCallID]; ok {
 				answers[k] = &Answer{ArtifactID: vd.Candidate.ID, As: vd.Decision.As, Restricted: vd.Restricted, Bytes: vd.Candidate.Artifact.ResultBytes}
 			}
@@ -397,7 +446,10 @@ func (j *judging) judgeMarked(byteUsers []int) {
 			}
 		}
 	}
-	markConflicts(len(verdicts), func(i int) *Verdict { return verdicts[i] }, j.own)
+	if j.ctx.conflicts {
+		memories := j.of(kindMemory)
+		markConflicts(len(memories), func(k int) *Verdict { return verdicts[memories[k]] }, func(k int) *Verdict { return j.own(memories[k]) })
+	}
 }
 
 // eligibility returns whether a memory of the candidates may supersede another: it is in
@@ -405,18 +457,16 @@ func (j *judging) judgeMarked(byteUsers []int) {
 // superseding them are looked up.
 func (j *judging) eligibility() func(string) bool {
 	named := map[string]bool{}
-	for i, c := range j.cands {
-		if j.marked[i] && c.Type == model.TypeMemory {
-			for _, id := range c.Memory.SupersededBy {
+	for _, i := range j.of(kindMemory) {
+		if j.marked[i] {
+			for _, id := range j.cands[i].Memory.SupersededBy {
 				named[id] = false
 			}
 		}
 	}
 	if len(named) > 0 {
-		for i, c := range j.cands {
-			if c.Type != model.TypeMemory {
-				continue // only a memory supersedes one
-			}
+		for _, i := range j.of(kindMemory) { // only a memory supersedes one
+			c := j.cands[i]
 			if _, ok := named[c.ID]; ok {
 				named[c.ID] = j.ctx.visible[i] && c.InLineage
 			}
