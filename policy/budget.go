@@ -129,10 +129,22 @@ type Conflicts struct {
 
 // NewConflicts indexes the conflicts of the verdicts with paired[i] > 0.
 func NewConflicts(verdicts []Verdict, paired []int) *Conflicts {
+	// Only the memories a paired verdict names are looked up.
 	index := map[string]int{}
 	for i := range verdicts {
-		if verdicts[i].Candidate.Type == model.TypeMemory {
-			index[verdicts[i].Candidate.ID] = i
+		if paired[i] != 0 {
+			for _, id := range verdicts[i].Candidate.Memory.ConflictsWith {
+				index[id] = -1
+			}
+		}
+	}
+	if len(index) > 0 {
+		for i := range verdicts {
+			if c := verdicts[i].Candidate; c.Type == model.TypeMemory {
+				if _, named := index[c.ID]; named {
+					index[c.ID] = i
+				}
+			}
 		}
 	}
 	c := &Conflicts{sides: map[int][]int{}, listers: map[int][]int{}}
@@ -141,7 +153,7 @@ func NewConflicts(verdicts []Verdict, paired []int) *Conflicts {
 			continue
 		}
 		for _, id := range verdicts[i].Candidate.Memory.ConflictsWith {
-			if k, ok := index[id]; ok && !slices.Contains(c.sides[i], k) {
+			if k := index[id]; k >= 0 && !slices.Contains(c.sides[i], k) {
 				c.sides[i] = append(c.sides[i], k)
 				c.listers[k] = append(c.listers[k], i)
 			}
