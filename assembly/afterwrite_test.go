@@ -21,6 +21,9 @@ type copyGraph struct {
 	rounds  int
 	runID   string
 	lastArt string
+	// supersede and conflict are the memory the next memory written supersedes or
+	// conflicts with, if any.
+	supersede, conflict string
 	// extended counts the snapshots whose view extended the one before.
 	extended int
 }
@@ -46,6 +49,12 @@ func (g *copyGraph) add(kind model.RecordType, id string, base model.Candidate, 
 	}
 	r := &lineage.Record{Kind: kind, ID: id, ElementID: "4:x:" + id, BranchID: copyBranch, Seq: g.seq, Rev: g.seq,
 		RecordedAt: at, Baseline: baseline, Base: base}
+	if kind == model.TypeMemory && g.supersede != "" {
+		r.Supersedes, g.supersede = []string{g.supersede}, ""
+	}
+	if kind == model.TypeMemory && g.conflict != "" {
+		r.ConflictsWith, g.conflict = []string{g.conflict}, ""
+	}
 	g.c.Lock()
 	g.c.Merge(r)
 	g.c.Advance(copyBranch, g.seq)
@@ -54,7 +63,9 @@ func (g *copyGraph) add(kind model.RecordType, id string, base model.Candidate, 
 }
 
 // round writes one turn: the user's message, a run with a tool call, its result and the
-// memory derived from it, and the answer.
+// memory derived from it, and the answer. Every third round's memory supersedes the one
+// before it (the copy holds memories left out, whose relevance still changes with the
+// message answered), and every fifth's conflicts with it.
 func (g *copyGraph) round() {
 	g.rounds++
 	n := g.rounds
@@ -64,6 +75,11 @@ func (g *copyGraph) round() {
 	g.c.Lock()
 	g.c.MergeRun(lineage.Run{ID: g.runID, Rev: g.seq, Status: "running"})
 	g.c.Unlock()
+	if n%3 == 0 {
+		g.supersede = fmt.Sprintf("mem_%d", n-1)
+	} else if n%5 == 0 {
+		g.conflict = fmt.Sprintf("mem_%d", n-1)
+	}
 	g.toolRound(fmt.Sprint(n))
 	end := g.t0.Add(time.Duration(g.seq) * time.Second)
 	g.c.Lock()
@@ -161,22 +177,24 @@ func TestAssembliesAfterWritesAreFreshOnes(t *testing.T) {
 	}
 	compare := func(step string) {
 		t.Helper()
-		req := g.request()
-		req.PolicyVersion = v.ID
-		got, err := s.compute(t.Context(), "acct", req, model.SnapshotOptions{}, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := s.compute(t.Context(), "acct", req, model.SnapshotOptions{Fresh: true}, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Included) < 20 {
-			t.Fatalf("%s: only %d records included: the assembly is not the long one meant", step, len(got.Included))
-		}
-		got.TimingsMs, want.TimingsMs = model.Timings{}, model.Timings{}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: the assembly from kept views differs from a fresh one:\n got %+v\nwant %+v", step, got, want)
+		for _, rounds := range []bool{false, true} {
+			req := g.request()
+			req.PolicyVersion, req.ToolRounds = v.ID, rounds
+			got, err := s.compute(t.Context(), "acct", req, model.SnapshotOptions{}, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := s.compute(t.Context(), "acct", req, model.SnapshotOptions{Fresh: true}, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Included) < 20 {
+				t.Fatalf("%s: only %d records included: the assembly is not the long one meant", step, len(got.Included))
+			}
+			got.TimingsMs, want.TimingsMs = model.Timings{}, model.Timings{}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (tool rounds %v): the assembly from kept views differs from a fresh one:\n got %+v\nwant %+v", step, rounds, got, want)
+			}
 		}
 	}
 	compare("first")
