@@ -435,24 +435,18 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 	return t.used
 }
 
-// considered lists the included records the budget may leave out, in priority order: order
-// filtered, or, without one, the records sorted.
+// considered lists the included records the budget may leave out, in priority order (the
+// verdicts' own when none is given).
 func considered(verdicts []Verdict, order *Priority) []int {
-	var rest []int
-	if order != nil {
-		for _, i := range order.order {
-			if vd := &verdicts[i]; vd.Included() && !vd.Protected {
-				rest = append(rest, i)
-			}
-		}
-		return rest
+	if order == nil {
+		order = NewPriority(verdicts)
 	}
-	for i := range verdicts {
+	var rest []int
+	for _, i := range order.order {
 		if vd := &verdicts[i]; vd.Included() && !vd.Protected {
 			rest = append(rest, i)
 		}
 	}
-	sort.SliceStable(rest, func(x, y int) bool { return higherPriority(&verdicts[rest[x]], &verdicts[rest[y]]) })
 	return rest
 }
 

@@ -588,7 +588,7 @@ func markConflicts(n int, at, own func(i int) *Verdict) {
 			paired = paired || included[other]
 		}
 		switch {
-		case paired && (vd.Decision.As != model.AsConflict || vd.Decision.Policy != model.PolicyConflict || vd.Decision.Rule != RuleBothSidesIncluded):
+		case paired && vd.Decision.As != model.AsConflict: // as conflict, it is marked already
 			vd = own(i)
 			vd.Decision.As, vd.Decision.Policy, vd.Decision.Rule = model.AsConflict, model.PolicyConflict, RuleBothSidesIncluded
 		case !paired && vd.Decision.As == model.AsConflict:
