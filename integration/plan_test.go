@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -100,20 +101,102 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 	}
 }
 
+// TestTurnWritesReadBoundedRows profiles the statements that find a new message's parent —
+// BeginTurn (a generation's user message) and LatestLineageMessage (a message appended
+// without parents) — on a branch of a seeded conversation with dozens of messages, and
+// checks that no operator of either plan handles more rows than the statement writes or
+// the lineage has branches: the latest message is read from the (branchId, seq) index in
+// its own order and cut at the first, not found by sorting every message of the branch,
+// which cost 20 ms a step at 10,000 rounds. BeginTurn is profiled in a transaction that is
+// rolled back.
+func TestTurnWritesReadBoundedRows(t *testing.T) {
+	h := newHarness(t)
+	sum, err := seed.Generate(t.Context(), h.client(), seed.Config{Rounds: 40, Branches: 2, Participants: 1, Seed: 24})
+	if err != nil {
+		t.Fatalf("seeding: %v", err)
+	}
+	root, fork := sum.Branches[0], sum.Deepest()
+	if fork.Depth == 0 || fork.Rounds == 0 {
+		t.Fatalf("seeded conversation has no forked branch with rounds of its own: %+v", fork)
+	}
+	messages := cypherCount(t, "MATCH (m:Message {branchId: $b}) WHERE m.accountId = $a RETURN count(m)",
+		map[string]any{"b": root.ID, "a": h.account})
+	if messages < 40 {
+		t.Fatalf("the main branch has %d messages, too few to tell a bounded read from a sort", messages)
+	}
+	var lineage []any
+	for _, rec := range cypherQuery(t, `MATCH path = (b:Branch {id: $b})-[:FORKED_FROM*0..]->(a:Branch)
+		RETURN a.id, length(path), CASE length(path) WHEN 0 THEN $open ELSE last(relationships(path)).afterSeq END`,
+		map[string]any{"b": fork.ID, "open": int64(1) << 62}) {
+		lineage = append(lineage, map[string]any{"branchId": rec.Values[0], "depth": rec.Values[1], "cutoff": rec.Values[2]})
+	}
+	now := time.Now().UTC()
+	statements := []struct {
+		name     string
+		params   map[string]any
+		maxRows  int64
+		rollback bool
+	}{
+		{"BeginTurn", map[string]any{"accountId": h.account, "branchId": root.ID, "content": "and next quarter?",
+			"messageId": "msg_plan", "visibility": "conversation", "baselineTokens": 5, "createdAt": now, "recordedAt": now,
+			"runs": []any{map[string]any{"id": "run_plan", "participantId": sum.ParticipantIDs[0], "runtimeKind": "chat",
+				"provider": nil, "model": nil, "tools": []any{}, "toolChoice": nil, "leaseUntil": now, "leaseHolder": "plan"}}},
+			1, true},
+		{"LatestLineageMessage", map[string]any{"accountId": h.account, "lineage": lineage}, int64(len(lineage)), false},
+	}
+	for _, s := range statements {
+		t.Run(s.name, func(t *testing.T) {
+			var plan neo4j.ProfiledPlan
+			if s.rollback {
+				plan = profileRolledBack(t, s.name, s.params)
+			} else {
+				plan = profile(t, s.name, s.params)
+			}
+			walkPlan(plan, func(p neo4j.ProfiledPlan, path string) {
+				if p.Records() > s.maxRows {
+					op, details := operatorOf(p)
+					t.Errorf("%s: %s at %s (%s) handles %d rows, want at most %d whatever the branch's %d messages",
+						s.name, op, path, details, p.Records(), s.maxRows, messages)
+				}
+			})
+		})
+	}
+}
+
+// profileRolledBack runs a writing query file of cypher/queries under PROFILE in a
+// transaction it rolls back, so that the plan is the one Neo4j executed and the graph is
+// left as it was.
+func profileRolledBack(t *testing.T, name string, params map[string]any) neo4j.ProfiledPlan {
+	t.Helper()
+	text, driver := profiled(t, name)
+	session := driver.NewSession(t.Context(), neo4j.SessionConfig{DatabaseName: neo4jServer.Database})
+	defer session.Close(context.Background())
+	tx, err := session.BeginTransaction(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	res, err := tx.Run(t.Context(), "PROFILE "+text, params)
+	if err != nil {
+		t.Fatalf("PROFILE %s: %v", name, err)
+	}
+	summary, err := res.Consume(t.Context())
+	if err != nil {
+		t.Fatalf("PROFILE %s: %v", name, err)
+	}
+	plan := summary.Profile()
+	if plan == nil {
+		t.Fatalf("PROFILE %s: Neo4j returned no profiled plan", name)
+	}
+	return plan
+}
+
 // profile runs a query file of cypher/queries under PROFILE on the suite's Neo4j, outside
 // the code under test, and returns the plan Neo4j executed.
 func profile(t *testing.T, name string, params map[string]any) neo4j.ProfiledPlan {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join("..", "cypher", "queries", name+".cypher"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4j.BasicAuth(neo4jServer.User, neo4jServer.Password, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(context.Background())
-	res, err := neo4j.ExecuteQuery(t.Context(), driver, "PROFILE "+string(text), params, neo4j.EagerResultTransformer,
+	text, driver := profiled(t, name)
+	res, err := neo4j.ExecuteQuery(t.Context(), driver, "PROFILE "+text, params, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(neo4jServer.Database), neo4j.ExecuteQueryWithReadersRouting())
 	if err != nil {
 		t.Fatalf("PROFILE %s: %v", name, err)
@@ -123,6 +206,22 @@ func profile(t *testing.T, name string, params map[string]any) neo4j.ProfiledPla
 		t.Fatalf("PROFILE %s: Neo4j returned no profiled plan", name)
 	}
 	return plan
+}
+
+// profiled reads a query file of cypher/queries and opens a driver on the suite's Neo4j,
+// closed when the test ends.
+func profiled(t *testing.T, name string) (string, neo4j.DriverWithContext) {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "cypher", "queries", name+".cypher"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4j.BasicAuth(neo4jServer.User, neo4jServer.Password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	return string(text), driver
 }
 
 // walkPlan calls visit on every operator of a plan tree with its path from the root
