@@ -71,6 +71,9 @@ type Store struct {
 	// AfterStatement, when set, runs after every statement of a write transaction and can
 	// fail it. Tests use it to inject a failure half-way through a multi-node write.
 	AfterStatement func(query string) error
+	// ProfileStatements, when set, runs every statement under PROFILE and is given the
+	// plan Neo4j executed. Tests use it to check what each statement of a request reads.
+	ProfileStatements func(query string, plan neo4j.ProfiledPlan)
 	// DeleteBatch is how many nodes each transaction of a conversation's deletion deletes.
 	DeleteBatch int
 	// ErasureGrace is how long an account's erasure waits for the writes already past its
@@ -285,6 +288,10 @@ func (t *tx) run(name string, params map[string]any) ([]*neo4j.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	profiled := t.store.ProfileStatements
+	if profiled != nil {
+		text = "PROFILE " + text
+	}
 	start := time.Now()
 	res, err := t.inner.Run(t.ctx, text, params)
 	if err != nil {
@@ -297,6 +304,9 @@ func (t *tx) run(name string, params map[string]any) ([]*neo4j.Record, error) {
 	var server time.Duration
 	if sum, err := res.Consume(t.ctx); err == nil {
 		server = sum.ResultAvailableAfter() + sum.ResultConsumedAfter()
+		if profiled != nil && sum.Profile() != nil {
+			profiled(name, sum.Profile())
+		}
 	}
 	coverage.timed(name, time.Since(start), server)
 	if t.first == "" {

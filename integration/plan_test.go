@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -101,116 +101,85 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 	}
 }
 
-// TestTurnWritesReadBoundedRows profiles the statements that find a new message's parent —
-// BeginTurn (a generation's user message) and LatestLineageMessage (a message appended
-// without parents) — on a branch of a seeded conversation with dozens of messages, and
-// checks that no operator of either plan handles more rows than the statement writes or
-// the lineage has branches: the latest message is read from the (branchId, seq) index in
-// its own order and cut at the first, not found by sorting every message of the branch,
-// which cost 20 ms a step at 10,000 rounds. BeginTurn is profiled in a transaction that is
-// rolled back.
-func TestTurnWritesReadBoundedRows(t *testing.T) {
-	h := newHarness(t)
-	sum, err := seed.Generate(t.Context(), h.client(), seed.Config{Rounds: 40, Branches: 2, Participants: 1, Seed: 24})
-	if err != nil {
-		t.Fatalf("seeding: %v", err)
+// TestStepStatementsDoNotGrowWithHistory plays one agent step — a message, a run, a tool
+// call and its result, an assembly, the run's end, then a generation — on the deepest branch
+// of a short and of a long seeded conversation, through the API on a store that profiles
+// every statement, and checks that no statement of the step handles more rows on the long
+// history than on the short one: what an agent pays per step must not grow with its history
+// (issue 37). The assembler's copy of each conversation is made before the step, so its
+// read is the delta read. Left out: the statements that link or fetch what the request
+// includes (RecordAssemblies, LocateRecords), which the budget bounds, not the history.
+func TestStepStatementsDoNotGrowWithHistory(t *testing.T) {
+	store := openStore(t.TempDir())
+	h := newHarnessWith(t, store, "")
+	var (
+		mu      sync.Mutex
+		profile map[string]int64 // the most rows any operator of a statement handled
+	)
+	store.ProfileStatements = func(name string, plan neo4j.ProfiledPlan) {
+		mu.Lock()
+		defer mu.Unlock()
+		if profile == nil {
+			return
+		}
+		walkPlan(plan, func(p neo4j.ProfiledPlan, _ string) { profile[name] = max(profile[name], p.Records()) })
 	}
-	root, fork := sum.Branches[0], sum.Deepest()
-	if fork.Depth == 0 || fork.Rounds == 0 {
-		t.Fatalf("seeded conversation has no forked branch with rounds of its own: %+v", fork)
-	}
-	messages := cypherCount(t, "MATCH (m:Message {branchId: $b}) WHERE m.accountId = $a RETURN count(m)",
-		map[string]any{"b": root.ID, "a": h.account})
-	if messages < 40 {
-		t.Fatalf("the main branch has %d messages, too few to tell a bounded read from a sort", messages)
-	}
-	var lineage []any
-	for _, rec := range cypherQuery(t, `MATCH path = (b:Branch {id: $b})-[:FORKED_FROM*0..]->(a:Branch)
-		RETURN a.id, length(path), CASE length(path) WHEN 0 THEN $open ELSE last(relationships(path)).afterSeq END`,
-		map[string]any{"b": fork.ID, "open": int64(1) << 62}) {
-		lineage = append(lineage, map[string]any{"branchId": rec.Values[0], "depth": rec.Values[1], "cutoff": rec.Values[2]})
-	}
-	now := time.Now().UTC()
-	statements := []struct {
-		name     string
-		params   map[string]any
-		maxRows  int64
-		rollback bool
-	}{
-		{"BeginTurn", map[string]any{"accountId": h.account, "branchId": root.ID, "content": "and next quarter?",
-			"messageId": "msg_plan", "visibility": "conversation", "baselineTokens": 5, "createdAt": now, "recordedAt": now,
-			"runs": []any{map[string]any{"id": "run_plan", "participantId": sum.ParticipantIDs[0], "runtimeKind": "chat",
-				"provider": nil, "model": nil, "tools": []any{}, "toolChoice": nil, "leaseUntil": now, "leaseHolder": "plan"}}},
-			1, true},
-		{"LatestLineageMessage", map[string]any{"accountId": h.account, "lineage": lineage}, int64(len(lineage)), false},
-	}
-	for _, s := range statements {
-		t.Run(s.name, func(t *testing.T) {
-			var plan neo4j.ProfiledPlan
-			if s.rollback {
-				plan = profileRolledBack(t, s.name, s.params)
-			} else {
-				plan = profile(t, s.name, s.params)
-			}
-			walkPlan(plan, func(p neo4j.ProfiledPlan, path string) {
-				if p.Records() > s.maxRows {
-					op, details := operatorOf(p)
-					t.Errorf("%s: %s at %s (%s) handles %d rows, want at most %d whatever the branch's %d messages",
-						s.name, op, path, details, p.Records(), s.maxRows, messages)
-				}
-			})
-		})
-	}
-}
+	t.Cleanup(func() { store.ProfileStatements = nil })
+	bounded := map[string]bool{"RecordAssemblies": true, "LocateRecords": true}
 
-// profileRolledBack runs a writing query file of cypher/queries under PROFILE in a
-// transaction it rolls back, so that the plan is the one Neo4j executed and the graph is
-// left as it was.
-func profileRolledBack(t *testing.T, name string, params map[string]any) neo4j.ProfiledPlan {
-	t.Helper()
-	text, driver := profiled(t, name)
-	session := driver.NewSession(t.Context(), neo4j.SessionConfig{DatabaseName: neo4jServer.Database})
-	defer session.Close(context.Background())
-	tx, err := session.BeginTransaction(t.Context())
-	if err != nil {
-		t.Fatal(err)
+	step := func(rounds int) map[string]int64 {
+		sum, err := seed.Generate(t.Context(), h.client(), seed.Config{Rounds: rounds, Branches: 2, Participants: 1, Seed: 25})
+		if err != nil {
+			t.Fatalf("seeding %d rounds: %v", rounds, err)
+		}
+		b := sum.Deepest()
+		echo := str(h.must(http.StatusCreated, "POST", "/v1/conversations/"+sum.ConversationID+"/participants",
+			map[string]any{"kind": "model", "name": "echo-bot", "provider": "echo"}), "id")
+		assembly := map[string]any{"branchId": b.ID, "participantId": b.LastRunParticipantID, "runId": b.LastRunID, "tokenBudget": 4000}
+		h.must(http.StatusCreated, "POST", "/v1/assemblies", assembly)
+
+		mu.Lock()
+		profile = map[string]int64{}
+		mu.Unlock()
+		msg := h.must(http.StatusCreated, "POST", "/v1/branches/"+b.ID+"/messages", map[string]any{"role": "user", "content": "and next quarter?"})
+		run := str(h.must(http.StatusCreated, "POST", "/v1/branches/"+b.ID+"/runs", map[string]any{
+			"participantId": b.LastRunParticipantID, "runtimeKind": "chat", "triggerMessageId": str(msg, "id")}), "id")
+		call := str(h.must(http.StatusCreated, "POST", "/v1/runs/"+run+"/tool-calls", map[string]any{
+			"tool": "sheet_read", "arguments": map[string]any{"sheet": "Q4"}}), "id")
+		h.must(http.StatusCreated, "POST", "/v1/tool-calls/"+call+"/result", map[string]any{
+			"status": "succeeded", "result": map[string]any{"rows": []int{1, 2, 3}}})
+		h.must(http.StatusCreated, "POST", "/v1/assemblies", with(assembly, "runId", run))
+		h.must(http.StatusOK, "PATCH", "/v1/runs/"+run, map[string]any{"status": "completed"})
+		h.must(http.StatusCreated, "POST", "/v1/generations", map[string]any{"branchId": b.ID,
+			"participantIds": []string{echo}, "userMessage": map[string]any{"content": "and the year?"}})
+		mu.Lock()
+		defer mu.Unlock()
+		out := profile
+		profile = nil
+		return out
 	}
-	defer tx.Rollback(context.Background())
-	res, err := tx.Run(t.Context(), "PROFILE "+text, params)
-	if err != nil {
-		t.Fatalf("PROFILE %s: %v", name, err)
+	short, long := step(6), step(60)
+	for _, name := range []string{"AppendMessage", "LatestLineageMessage", "BeginTurn", "FinishTurn", "RequestToolCall",
+		"RecordToolResult", "ConversationRecords"} {
+		if _, ok := long[name]; !ok {
+			t.Errorf("the step ran no %s: it no longer covers that statement", name)
+		}
 	}
-	summary, err := res.Consume(t.Context())
-	if err != nil {
-		t.Fatalf("PROFILE %s: %v", name, err)
+	for name, rows := range long {
+		if bounded[name] {
+			continue
+		}
+		if rows > short[name] {
+			t.Errorf("%s: an operator handled %d rows after 60 rounds, %d after 6: the statement reads more as the history grows",
+				name, rows, short[name])
+		}
 	}
-	plan := summary.Profile()
-	if plan == nil {
-		t.Fatalf("PROFILE %s: Neo4j returned no profiled plan", name)
-	}
-	return plan
+	t.Logf("most rows per statement, 6 rounds: %v; 60 rounds: %v", short, long)
 }
 
 // profile runs a query file of cypher/queries under PROFILE on the suite's Neo4j, outside
 // the code under test, and returns the plan Neo4j executed.
 func profile(t *testing.T, name string, params map[string]any) neo4j.ProfiledPlan {
-	t.Helper()
-	text, driver := profiled(t, name)
-	res, err := neo4j.ExecuteQuery(t.Context(), driver, "PROFILE "+text, params, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(neo4jServer.Database), neo4j.ExecuteQueryWithReadersRouting())
-	if err != nil {
-		t.Fatalf("PROFILE %s: %v", name, err)
-	}
-	plan := res.Summary.Profile()
-	if plan == nil {
-		t.Fatalf("PROFILE %s: Neo4j returned no profiled plan", name)
-	}
-	return plan
-}
-
-// profiled reads a query file of cypher/queries and opens a driver on the suite's Neo4j,
-// closed when the test ends.
-func profiled(t *testing.T, name string) (string, neo4j.DriverWithContext) {
 	t.Helper()
 	text, err := os.ReadFile(filepath.Join("..", "cypher", "queries", name+".cypher"))
 	if err != nil {
@@ -220,8 +189,17 @@ func profiled(t *testing.T, name string) (string, neo4j.DriverWithContext) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { driver.Close(context.Background()) })
-	return string(text), driver
+	defer driver.Close(context.Background())
+	res, err := neo4j.ExecuteQuery(t.Context(), driver, "PROFILE "+string(text), params, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(neo4jServer.Database), neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		t.Fatalf("PROFILE %s: %v", name, err)
+	}
+	plan := res.Summary.Profile()
+	if plan == nil {
+		t.Fatalf("PROFILE %s: Neo4j returned no profiled plan", name)
+	}
+	return plan
 }
 
 // walkPlan calls visit on every operator of a plan tree with its path from the root

@@ -7,7 +7,7 @@
 // branch that is not the account's (so the branch's messages, found by its id, are too).
 // The latest message is read from the (branchId, seq) index in descending order, cut at the
 // first: ordering on both of the index's properties lets the planner take the index's order
-// instead of sorting every message of the branch (TestTurnWritesReadBoundedRows).
+// instead of sorting every message of the branch (TestStepStatementsDoNotGrowWithHistory).
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b._lock = true REMOVE b._lock
 WITH b

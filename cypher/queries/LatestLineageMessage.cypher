@@ -3,7 +3,7 @@
 // read from the (branchId, seq) index in descending order and cut at the first: the order on
 // both of the index's properties is what lets the planner take the index's own order instead
 // of sorting every message of the branch, so the read stays a few rows at any length of
-// history (TestTurnWritesReadBoundedRows).
+// history (TestStepStatementsDoNotGrowWithHistory).
 UNWIND $lineage AS l
 CALL (l) {
   MATCH (m:Message)
