@@ -265,7 +265,22 @@ func budgetDraft(j *judgement, req model.AssemblyRequest, snap model.Snapshot, t
 	d.lead = first
 	return d, policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone,
 		Fixed: ReplyPriming + first.tokens, Head: MessageTokens(tk, "system", "", ""), InBlock: j.inBlock, Clock: tk.Count(d.head + "\n"),
-		Clocked: j.clocked, Priority: j.priority}
+		Clocked: j.clocked, Priority: j.priority, Aggregate: func(vs []policy.Verdict) int { return aggregateTokens(tk, vs) }}
+}
+
+// aggregateTokens is what the summary line of the aggregated recovery items among vs costs
+// as render shows it, 0 when none is aggregated.
+func aggregateTokens(tk *Tokenizer, vs []policy.Verdict) int {
+	var aggregated []policy.Verdict
+	for i := range vs {
+		if vs[i].Included() && vs[i].Aggregated {
+			aggregated = append(aggregated, vs[i])
+		}
+	}
+	if len(aggregated) == 0 {
+		return 0
+	}
+	return lineTokens(tk, aggregateLine(aggregated))
 }
 
 // fit fits draft d of judgement j into budget tokens (policy.Fit) and returns the tokens

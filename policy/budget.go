@@ -33,6 +33,10 @@ type Prices struct {
 	// Priority, when set, is the verdicts' priority order (NewPriority, of the verdicts as
 	// judged): the budget walks it instead of sorting what it considers.
 	Priority *Priority
+	// Aggregate, when set, prices the summary line that counts the aggregated recovery
+	// items among verdicts as it is rendered (0 when none is aggregated). Aggregated items
+	// cost nothing each, so without it the fill leaves that line out of its estimate.
+	Aggregate func(verdicts []Verdict) int
 }
 
 // Priority is a judgement's verdicts in the budget's priority order (higherPriority).
@@ -410,6 +414,9 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 		if vd := &verdicts[i]; vd.Included() && vd.Protected {
 			t.add(i)
 		}
+	}
+	if p.Aggregate != nil {
+		t.used += p.Aggregate(verdicts)
 	}
 	windowClosed := false
 	for _, i := range considered(verdicts, p.Priority) {

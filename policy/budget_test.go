@@ -502,6 +502,71 @@ func TestFitGivesBackWhatTheMeasureHolds(t *testing.T) {
 	}
 }
 
+// TestFitPricesTheAggregateLine: recovery items aggregated to fit cost nothing each, and
+// the one line that counts them is priced by Prices.Aggregate, so the fill leaves out for
+// their tier the records that line leaves no room for, instead of the final fit finding
+// them out one measure at a time.
+func TestFitPricesTheAggregateLine(t *testing.T) {
+	items := []fitItem{
+		{id: "now", tier: TierWindow, seq: 20, protected: true, cost: 10},
+		{id: "w19", tier: TierWindow, seq: 19, cost: 10},
+		{id: "m1", tier: TierMemory, seq: 3, relevance: 2, cost: 20},
+		{id: "m2", tier: TierMemory, seq: 2, relevance: 1, cost: 20},
+	}
+	for i := 1; i <= 10; i++ {
+		items = append(items, fitItem{id: fmt.Sprintf("c%02d", i), tier: TierProtected, seq: int64(i), protected: true, cost: 100})
+	}
+	var vds []Verdict
+	var costs, compact []int
+	for _, it := range items {
+		vds, costs = append(vds, it.verdict()), append(costs, it.cost)
+		if it.tier == TierProtected {
+			compact = append(compact, 95)
+		} else {
+			compact = append(compact, it.cost)
+		}
+	}
+	const line = AggregateReserve + 10 // the summary line as rendered
+	aggregate := func(vs []Verdict) int {
+		for i := range vs {
+			if vs[i].Included() && vs[i].Aggregated {
+				return line
+			}
+		}
+		return 0
+	}
+	measures := 0
+	measure := func() int {
+		measures++
+		n := aggregate(vds)
+		for i := range vds {
+			if vds[i].Included() {
+				n += costs[i]
+			}
+		}
+		return n
+	}
+	// The ten calls (1,000) are all compacted (950) and the seven oldest aggregated, which
+	// leaves 10 + 3 × 95 and the line: 385 of 400. w19 fits; neither memory does.
+	got := Fit(vds, judgedAs(vds), Prices{Costs: costs, Compact: compact, Aggregate: aggregate}, 400, measure)
+	if got != 395 {
+		t.Errorf("got %d tokens, want 395", got)
+	}
+	for _, vd := range vds {
+		memory := vd.Candidate.Type == model.TypeMemory
+		if vd.Included() == memory {
+			t.Errorf("%s: got included %v (%s), want %v", vd.Candidate.ID, vd.Included(), vd.Decision.Rule, !memory)
+		}
+		if memory && vd.Decision.Rule != RuleBudgetMemories {
+			t.Errorf("%s: left out by %q, want %s: the fill has no room for it", vd.Candidate.ID, vd.Decision.Rule, RuleBudgetMemories)
+		}
+	}
+	// The fill's estimate is what the request measures: one measure, nothing cut after it.
+	if measures != 1 {
+		t.Errorf("got %d measures, want 1", measures)
+	}
+}
+
 // TestFitPricesWhatRecordsBringAlong: the context block's head is paid once, by the first
 // record shown in it; a memory shown as a side of a conflict pays its mark only while
 // another side is in, and brings the mark to that side too; the first part of a tool
