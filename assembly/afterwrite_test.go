@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/ctxgraph/ctxgraph/policy"
 )
 
 // copyGraph serves snapshots from a copy of one single-branch conversation, as the store
@@ -195,6 +196,12 @@ func TestAssembliesAfterWritesAreFreshOnes(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s (tool rounds %v): the assembly from kept views differs from a fresh one:\n got %+v\nwant %+v", step, rounds, got, want)
 			}
+			// The prices the budget worked from are a whole judgement's too, lines kept from
+			// the judgement before included: the budget's measure would hide a price that is
+			// only wrong enough to change a record at the margin.
+			if got, want := pricesOf(t, s, v, req, model.SnapshotOptions{}), pricesOf(t, s, v, req, model.SnapshotOptions{Fresh: true}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (tool rounds %v): the kept judgement's prices differ from a whole judgement's:\n got %+v\nwant %+v", step, rounds, got, want)
+			}
 		}
 	}
 	compare("first")
@@ -206,6 +213,38 @@ func TestAssembliesAfterWritesAreFreshOnes(t *testing.T) {
 	if s.ReusedJudgements() == 0 || g.extended < 30 {
 		t.Fatalf("%d assemblies reused a judgement, %d extended a view: the paths meant were not exercised", s.ReusedJudgements(), g.extended)
 	}
+}
+
+// judgementPrices are what a judgement gives the budget besides its verdicts.
+type judgementPrices struct {
+	Budgeted            []int
+	Texts               []string
+	Costs, CompactCosts []int
+	Paired, Group       []int
+	Alone               []int
+	Lones               map[int]string
+	InBlock, Clocked    []bool
+}
+
+// pricesOf returns the prices of the judgement an assembly of req would work from: the kept
+// one, or with opts.Fresh a whole judgement of a fresh read.
+func pricesOf(t *testing.T, s *Service, v policy.Version, req model.AssemblyRequest, opts model.SnapshotOptions) judgementPrices {
+	t.Helper()
+	snap, err := s.Graph.LineageSnapshot(t.Context(), "acct", req, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = completed(req, snap, v)
+	tk, err := NewTokenizer(EncodingForModel(req.Model))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.judgement(t.Context(), "acct", v, req, snap, tk, &model.Timings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return judgementPrices{Budgeted: j.budgeted, Texts: j.texts, Costs: j.costs, CompactCosts: j.compactCosts, Paired: j.paired,
+		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked}
 }
 
 // BenchmarkAssemblyAfterWrite10000Rounds times the assembly of a 10,000-round single-branch

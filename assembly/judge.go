@@ -111,6 +111,15 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
 		switch {
+		case (duplicate || conflictSide(vd)) && before.find(i, k, vd):
+			// Priced as the parent judgement priced it, lone form and mark too.
+			text, cost = before.text, before.cost
+			if parent.paired != nil {
+				paired = parent.paired[k]
+			}
+			if lone, ok := parent.lones[k]; ok {
+				lones[len(j.budgeted)] = lone
+			}
 		case duplicate || conflictSide(vd):
 			// A duplicate is priced in the form it comes back in when the budget trims its
 			// raw source; a conflict side as a lone memory, and its mark apart.
@@ -158,6 +167,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if !conflicts {
 		j.paired = nil
 	}
+	j.lones = lones
 	// The budgeted records, each as if included, for what depends on where they would show.
 	budgeted := make([]policy.Verdict, len(j.budgeted))
 	for k, i := range j.budgeted {

@@ -30,8 +30,10 @@ type judgement struct {
 	// compactCosts their lines and token costs, in the same order; settled are the
 	// decisions of all the others, and settledOmitted their omissions counted by reason
 	// (branch_ineligible aside).
-	budgeted            []int
-	texts               []string
+	budgeted []int
+	texts    []string
+	// lones are the lone forms of the conflict sides among them, by place in budgeted.
+	lones               map[int]string
 	costs, compactCosts []int
 	// paired, group, alone, inBlock and clocked are the rest of their prices
 	// (policy.Prices).
@@ -85,6 +87,9 @@ func (j *judgement) size() int64 {
 		int64(len(j.budgeted))*(8*9+2)
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
+	}
+	for _, t := range j.lones {
+		n += int64(len(t)) + 48
 	}
 	for id, r := range j.raw {
 		n += int64(len(id)+len(r.Result)+len(r.Arguments)) + 64

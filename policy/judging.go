@@ -24,9 +24,11 @@ type Context struct {
 	// byteUsers are the artifacts whose judgement reached the byte budget, in order.
 	byteUsers []int
 	// kinds is each candidate's record type; conflicts says whether a memory may name
-	// another side of a conflict (false: none does).
+	// another side of a conflict (false: none does), and sides holds the ids of the
+	// memories that name another side or are named as one.
 	kinds     []kind
 	conflicts bool
+	sides     map[string]bool
 }
 
 // kind is a candidate's record type in one byte (kindOther, or 1 + its model ordinal): a
@@ -98,7 +100,8 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 	n := len(cands)
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
 		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
-			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts}}
+			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts,
+			sides: pctx.sides}}
 	messages, runState, memories := false, false, false
 	for i := 0; i < n; {
 		if !rebuilt[i] {
@@ -185,10 +188,6 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			}
 		}
 	}
-	if j.ctx.conflicts {
-		// Memories in a conflict are judged again: marking their sides depends on all of them.
-		j.markWhere(kindMemory, func(c *model.Candidate) bool { return len(c.Memory.ConflictsWith) > 0 })
-	}
 	j.judgeMarked(pctx.byteUsers)
 	return j.verdicts, j.ctx
 }
@@ -211,6 +210,8 @@ type judging struct {
 	// positions lists the candidates of each kind (of), once listed.
 	positions [kindCount][]int
 	listed    bool
+	// ownSides says ctx.sides is this judgement's own, not the one it extends.
+	ownSides bool
 }
 
 // of returns the positions of the candidates of kind k, in order.
@@ -261,6 +262,17 @@ func (j *judging) start(i int) {
 	j.ctx.kinds[i] = kindOf(c.Type)
 	if c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
 		j.ctx.conflicts = true
+		if !j.ownSides {
+			// The context extended shares its sides until one is added.
+			j.ctx.sides, j.ownSides = maps.Clone(j.ctx.sides), true
+			if j.ctx.sides == nil {
+				j.ctx.sides = map[string]bool{}
+			}
+		}
+		j.ctx.sides[c.ID] = true
+		for _, other := range c.Memory.ConflictsWith {
+			j.ctx.sides[other] = true
+		}
 	}
 	if d, ok := Ownership(j.req, c); ok {
 		vd.Decision = d
@@ -407,6 +419,21 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	if len(eligibleChanged) > 0 {
 		j.markWhere(kindMemory, func(c *model.Candidate) bool { return anyIn(c.Memory.SupersededBy, eligibleChanged) })
 	}
+	// Conflicts: marking a side depends on whether its other sides are included, so when a
+	// memory in a conflict is judged again, every memory in a conflict is. When none is,
+	// each keeps its verdict, marks included: the sides it was marked against are the same.
+	sides := j.ctx.conflicts && j.prev == nil
+	if j.ctx.conflicts && j.prev != nil {
+		for _, i := range j.of(kindMemory) {
+			if j.marked[i] && j.ctx.sides[cands[i].ID] {
+				sides = true
+				break
+			}
+		}
+		if sides {
+			j.markWhere(kindMemory, func(c *model.Candidate) bool { return len(c.Memory.ConflictsWith) > 0 })
+		}
+	}
 	eligible := j.eligibility()
 	for _, i := range j.of(kindMemory) {
 		if j.marked[i] && judge(i, func(c *model.Candidate) Verdict { return judgeMemory(v, req, c, eligible, raw) }) {
@@ -446,7 +473,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 			}
 		}
 	}
-	if j.ctx.conflicts {
+	if sides {
 		memories := j.of(kindMemory)
 		markConflicts(len(memories), func(k int) *Verdict { return verdicts[memories[k]] }, func(k int) *Verdict { return j.own(memories[k]) })
 	}
