@@ -111,6 +111,16 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
 		switch {
+		case before.shared(k, vd):
+			// The parent judgement's own verdict, on a record not rebuilt since: its line and
+			// every price are the parent's, without reading the record again.
+			text, cost, compactCost = parent.texts[k], parent.costs[k], parent.compactCosts[k]
+			if parent.paired != nil {
+				paired = parent.paired[k]
+			}
+			if lone, ok := parent.lones[k]; ok {
+				lones[len(j.budgeted)] = lone
+			}
 		case (duplicate || conflictSide(vd)) && before.find(i, k, vd):
 			// Priced as the parent judgement priced it, lone form and mark too.
 			text, cost = before.text, before.cost
@@ -239,6 +249,14 @@ func (b *renderedBefore) in(i int) int {
 		return -1
 	}
 	return k
+}
+
+// shared reports whether vd, the verdict of a budgeted record that was the parent's budgeted
+// k (in), is the parent judgement's own verdict (JudgeAgain shares those it did not judge
+// again) and shows no raw body, which is read for each judgement.
+func (b *renderedBefore) shared(k int, vd *policy.Verdict) bool {
+	return k >= 0 && b.parent.verdicts[b.parent.budgeted[k]] == vd && vd.Decision.As != model.AsRaw &&
+		(vd.Answer == nil || vd.Answer.As != model.AsRaw)
 }
 
 // find reports whether the line of candidate i, judged vd, whose verdict was the parent's
