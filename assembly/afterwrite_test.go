@@ -224,6 +224,7 @@ type judgementPrices struct {
 	Alone               []int
 	Lones               map[int]string
 	InBlock, Clocked    []bool
+	Sides               []int
 }
 
 // pricesOf returns the prices of the judgement an assembly of req would work from: the kept
@@ -244,7 +245,7 @@ func pricesOf(t *testing.T, s *Service, v policy.Version, req model.AssemblyRequ
 		t.Fatal(err)
 	}
 	return judgementPrices{Budgeted: j.budgeted, Texts: j.texts, Costs: j.costs, CompactCosts: j.compactCosts, Paired: j.paired,
-		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked}
+		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Sides: j.sides}
 }
 
 // BenchmarkAssemblyAfterWrite10000Rounds times the assembly of a 10,000-round single-branch

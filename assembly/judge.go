@@ -80,7 +80,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// settled as judged.
 	start = time.Now()
 	names := snap.ParticipantNames
-	j = &judgement{verdicts: verdicts, judged: judged, raw: raw, settledOmitted: map[string]int{}}
+	j = &judgement{verdicts: verdicts, judged: judged, raw: raw, settledOmitted: map[string]int{}, sides: []int{}}
 	settled := 0
 	for i := range verdicts {
 		if !verdicts[i].Included() && !verdicts[i].RawDuplicate {
@@ -110,8 +110,15 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		k := before.in(i)
 		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
+		shared := before.shared(k, vd)
+		if (shared && parent.side[k]) || (!shared && vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)) {
+			j.side = append(j.side, true)
+			j.sides = append(j.sides, len(j.budgeted))
+		} else {
+			j.side = append(j.side, false)
+		}
 		switch {
-		case before.shared(k, vd):
+		case shared:
 			// The parent judgement's own verdict, on a record not rebuilt since: its line and
 			// every price are the parent's, without reading the record again.
 			text, cost, compactCost = parent.texts[k], parent.costs[k], parent.compactCosts[k]

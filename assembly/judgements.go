@@ -32,8 +32,12 @@ type judgement struct {
 	// (branch_ineligible aside).
 	budgeted []int
 	texts    []string
-	// lones are the lone forms of the conflict sides among them, by place in budgeted.
+	// lones are the lone forms of the conflict sides among them, by place in budgeted;
+	// side says which of them is a side of a conflict, and sides lists those
+	// (policy.Prices.Sides).
 	lones               map[int]string
+	side                []bool
+	sides               []int
 	costs, compactCosts []int
 	// paired, group, alone, inBlock and clocked are the rest of their prices
 	// (policy.Prices).
@@ -84,7 +88,7 @@ var (
 // and the raw bodies it read.
 func (j *judgement) size() int64 {
 	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
-		int64(len(j.budgeted))*(8*9+2)
+		int64(len(j.budgeted))*(8*9+3) + int64(len(j.sides))*8
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
 	}

@@ -33,6 +33,10 @@ type Prices struct {
 	// Priority, when set, is the verdicts' priority order (NewPriority, of the verdicts as
 	// judged): the budget walks it instead of sorting what it considers.
 	Priority *Priority
+	// Sides, when set, are the positions of the verdicts that are sides of a conflict
+	// (that name another side or are named as one): the only ones the budget's conflict
+	// marks read or change. Nil: any verdict may be one.
+	Sides []int
 	// Aggregate, when set, prices the summary line that counts the aggregated recovery
 	// items among verdicts as it is rendered (0 when none is aggregated). Aggregated items
 	// cost nothing each, so without it the fill leaves that line out of its estimate.
@@ -289,7 +293,7 @@ func Fit(verdicts []Verdict, judged func(i int) *Verdict, p Prices, budget int, 
 			trims = append(trims, i)
 			vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
 			vd.Tier = tierNone
-			markDraftConflicts(verdicts)
+			markDraftConflicts(verdicts, p.Sides)
 		} else if _, changed := shrinkRecovery(verdicts, p.Costs, p.Compact, assembled-budget); !changed {
 			break
 		}
@@ -355,7 +359,7 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 			windowClosed = windowClosed || window
 			continue
 		}
-		undo := giveBack(verdicts, judged(i), i)
+		undo := giveBack(verdicts, judged(i), i, p.Sides)
 		if n := measure(); n <= budget {
 			assembled = n
 			t = tallyOf(verdicts, p) // giveBack may have left duplicates out again
@@ -373,14 +377,21 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 
 // giveBack includes verdict i again as the judge included it; when it is a raw body, the
 // memories revived as its duplicates (or revived and trimmed since) are left out again as
-// duplicates. It returns what it changed, conflict marks included, to undo.
-func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
+// duplicates. It returns what it changed, conflict marks included, to undo. sides are
+// Prices.Sides.
+func giveBack(verdicts []Verdict, judged *Verdict, i int, sides []int) []undoStep {
 	var undo []undoStep
 	keep := func(k int) { undo = append(undo, undoStep{k, verdicts[k].Decision, verdicts[k].Tier}) }
 	keep(i)
-	for k := range verdicts {
-		if c := verdicts[k].Candidate; c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
+	if sides != nil {
+		for _, k := range sides {
 			keep(k) // markConflicts may change it
+		}
+	} else {
+		for k := range verdicts {
+			if c := verdicts[k].Candidate; c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
+				keep(k)
+			}
 		}
 	}
 	verdicts[i].Decision, verdicts[i].Tier = judged.Decision, judged.Tier
@@ -398,7 +409,7 @@ func giveBack(verdicts []Verdict, judged *Verdict, i int) []undoStep {
 			}
 		}
 	}
-	markDraftConflicts(verdicts)
+	markDraftConflicts(verdicts, sides)
 	return undo
 }
 
@@ -438,7 +449,7 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 		vd.Tier = tierNone
 	}
 	reviveDuplicates(verdicts, t, budget)
-	markDraftConflicts(verdicts)
+	markDraftConflicts(verdicts, p.Sides)
 	return t.used
 }
 
@@ -645,8 +656,14 @@ func shrinkRecovery(verdicts []Verdict, costs, compactCosts []int, over int) (sa
 	return saved, changed
 }
 
-// markDraftConflicts marks the conflicts among the verdicts the budget works on, its own.
-func markDraftConflicts(verdicts []Verdict) {
-	at := func(i int) *Verdict { return &verdicts[i] }
-	markConflicts(len(verdicts), at, at)
+// markDraftConflicts marks the conflicts among the verdicts the budget works on, its own:
+// among sides (Prices.Sides) when given, else among all.
+func markDraftConflicts(verdicts []Verdict, sides []int) {
+	if sides == nil {
+		at := func(i int) *Verdict { return &verdicts[i] }
+		markConflicts(len(verdicts), at, at)
+		return
+	}
+	at := func(k int) *Verdict { return &verdicts[sides[k]] }
+	markConflicts(len(sides), at, at)
 }

@@ -31,6 +31,10 @@ type Context struct {
 	sides     map[string]bool
 }
 
+// Side reports whether the memory of that id names another side of a conflict or is named
+// as one, among the candidates judged.
+func (c *Context) Side(id string) bool { return c.sides[id] }
+
 // kind is a candidate's record type in one byte (kindOther, or 1 + its model ordinal): a
 // pass over the candidates of one type reads their positions (judging.of), not every
 // candidate.
