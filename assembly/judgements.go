@@ -87,7 +87,7 @@ var (
 // it settled (pointers into its verdicts), the texts and prices of the budgeted records,
 // and the raw bodies it read.
 func (j *judgement) size() int64 {
-	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
+	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
 		int64(len(j.budgeted))*(8*9+3) + int64(len(j.sides))*8
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16

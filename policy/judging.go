@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"hash/maphash"
 	"maps"
+	"slices"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -29,7 +31,15 @@ type Context struct {
 	kinds     []kind
 	conflicts bool
 	sides     map[string]bool
+	// ids are the candidates' ids hashed (idHash), for finding a few of them by id
+	// without reading every candidate (markIDs).
+	ids []uint64
 }
+
+// idSeed seeds idHash: one per process, so every judgement's hashes agree.
+var idSeed = maphash.MakeSeed()
+
+func idHash(id string) uint64 { return maphash.String(idSeed, id) }
 
 // Side reports whether the memory of that id names another side of a conflict or is named
 // as one, among the candidates judged.
@@ -66,7 +76,7 @@ func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []*Verdic
 func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verdict, *Context) {
 	n := len(cands)
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), backing: make([]Verdict, n),
-		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n)}, marked: make([]bool, n)}
+		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n)}, marked: make([]bool, n)}
 	for i := range cands {
 		// Ownership first: supersession needs to know which memories are eligible.
 		j.start(i)
@@ -103,7 +113,7 @@ func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verd
 func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdict, pctx *Context, from []int, rebuilt []bool) ([]*Verdict, *Context) {
 	n := len(cands)
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
-		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
+		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
 			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts,
 			sides: pctx.sides}}
 	messages, runState, memories := false, false, false
@@ -118,6 +128,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			copy(j.verdicts[i:end], prev[from[i]:from[i]+(end-i)])
 			copy(j.ctx.visible[i:end], pctx.visible[from[i]:from[i]+(end-i)])
 			copy(j.ctx.kinds[i:end], pctx.kinds[from[i]:from[i]+(end-i)])
+			copy(j.ctx.ids[i:end], pctx.ids[from[i]:from[i]+(end-i)])
 			i = end
 			continue
 		}
@@ -138,7 +149,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 		for id := range symmetricDifference(pctx.window, j.ctx.window) {
 			changed[id] = true
 		}
-		j.markWhere(kindMessage, func(c *model.Candidate) bool { return changed[c.ID] })
+		j.markIDs(kindMessage, changed)
 	}
 	if runState {
 		j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands, j.of(kindCheckpoint), j.of(kindSkills))
@@ -173,13 +184,13 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			}
 		}
 		if len(changed) > 0 {
-			j.markWhere(kindArtifact, func(c *model.Candidate) bool { return changed[c.ID] })
+			j.markIDs(kindArtifact, changed)
 		}
 	}
 	j.ctx.latest = latestRound(v, req, cands, j.of(kindCall), j.of(kindArtifact))
 	if !maps.Equal(j.ctx.latest, pctx.latest) {
 		changed := symmetricDifference(pctx.latest, j.ctx.latest)
-		j.markWhere(kindArtifact, func(c *model.Candidate) bool { return changed[c.ID] })
+		j.markIDs(kindArtifact, changed)
 	}
 	if j.ctx.current != pctx.current {
 		// Every memory's relevance is read against the message being answered.
@@ -264,6 +275,7 @@ func (j *judging) start(i int) {
 	vd := j.fresh(i)
 	*vd = Verdict{Candidate: c, Tier: tierNone}
 	j.ctx.kinds[i] = kindOf(c.Type)
+	j.ctx.ids[i] = idHash(c.ID)
 	if c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
 		j.ctx.conflicts = true
 		if !j.ownSides {
@@ -301,6 +313,28 @@ func (j *judging) findWindow() {
 func (j *judging) markWhere(k kind, match func(*model.Candidate) bool) {
 	for _, i := range j.of(k) {
 		if !j.marked[i] && match(j.cands[i]) {
+			j.marked[i] = true
+		}
+	}
+}
+
+// markIDs marks the candidates of kind k whose ids are in ids: for a few ids, a pass over
+// the kind's id hashes, side by side, that reads a candidate only when its hash is one of
+// theirs.
+func (j *judging) markIDs(k kind, ids map[string]bool) {
+	if len(ids) == 0 {
+		return
+	}
+	if len(ids) > 16 {
+		j.markWhere(k, func(c *model.Candidate) bool { return ids[c.ID] })
+		return
+	}
+	hashes := make([]uint64, 0, len(ids))
+	for id := range ids {
+		hashes = append(hashes, idHash(id))
+	}
+	for _, i := range j.of(k) {
+		if !j.marked[i] && slices.Contains(hashes, j.ctx.ids[i]) && ids[j.cands[i].ID] {
 			j.marked[i] = true
 		}
 	}
