@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,10 +122,24 @@ func (g *copyGraph) toolRound(tag string) {
 	g.c.Merge(&again)
 	g.c.Advance(copyBranch, g.seq)
 	g.c.Unlock()
-	g.add(model.TypeMemory, "mem_"+tag, model.Candidate{Memory: model.MemoryFacts{
+	facts := model.MemoryFacts{
 		Summary:           fmt.Sprintf("crm_lookup acct_%s: renewal %s, owner %s, tier %s", tag, words[len(tag)%len(words)], words[(len(tag)*3)%len(words)], tag),
 		FreshnessClass:    "durable",
-		SourceArtifactIDs: []string{art.ID}, LiveSourceIDs: []string{art.ID}}, Visibility: model.VisibilityBranch}, 0)
+		SourceArtifactIDs: []string{art.ID}, LiveSourceIDs: []string{art.ID}}
+	switch {
+	case strings.HasPrefix(tag, "w"):
+		// The tests' writes: stale just after the next request, sooner than any
+		// memory before it, so that the judgement of the view it extends holds a while
+		// longer than its own.
+		deadline := g.t0.Add(time.Duration(g.seq+90) * time.Second)
+		facts.FreshnessClass, facts.StaleAfter = "volatile", &deadline
+	case g.seq%40 == 0:
+		// Stale 25 minutes after it is written: as the clock moves on, judgements of
+		// earlier views stop holding.
+		deadline := g.t0.Add(time.Duration(g.seq+1)*time.Second + 25*time.Minute)
+		facts.FreshnessClass, facts.StaleAfter = "volatile", &deadline
+	}
+	g.add(model.TypeMemory, "mem_"+tag, model.Candidate{Memory: facts, Visibility: model.VisibilityBranch}, 0)
 }
 
 func (g *copyGraph) LineageSnapshot(_ context.Context, _ string, req model.AssemblyRequest, opts model.SnapshotOptions) (model.Snapshot, error) {
@@ -225,6 +240,8 @@ type judgementPrices struct {
 	Lones               map[int]string
 	InBlock, Clocked    []bool
 	Sides               []int
+	// ValidFrom and ValidUntil bound the now at which the judgement holds.
+	ValidFrom, ValidUntil time.Time
 }
 
 // pricesOf returns the prices of the judgement an assembly of req would work from: the kept
@@ -245,7 +262,8 @@ func pricesOf(t *testing.T, s *Service, v policy.Version, req model.AssemblyRequ
 		t.Fatal(err)
 	}
 	return judgementPrices{Budgeted: j.budgeted, Texts: j.texts, Costs: j.costs, CompactCosts: j.compactCosts, Paired: j.paired,
-		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Sides: j.sides}
+		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Sides: j.sides,
+		ValidFrom: j.validFrom, ValidUntil: j.validUntil}
 }
 
 // BenchmarkAssemblyAfterWrite10000Rounds times the assembly of a 10,000-round single-branch

@@ -36,7 +36,6 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 	t.Policy += ms(policyTime)
 	t.Serialize += ms(serializeTime)
 	if key != "" {
-		j.validFrom, j.validUntil = nowWindow(v, req.Now, snap.Candidates)
 		j.shape, j.view = shape, snap.View
 		s.judgements.put(key, j)
 	}
@@ -52,11 +51,22 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	start := time.Now()
 	var verdicts []*policy.Verdict
 	var judged *policy.Context
+	var validFrom, validUntil time.Time
 	if parent != nil && parent.judged != nil && len(snap.ViewPlaces) == len(snap.Candidates) && parent.holds(req.Now) {
 		// Only what the candidates built anew change is judged again.
 		verdicts, judged = policy.JudgeAgain(v, req, snap.Candidates, parent.verdicts, parent.judged, snap.ViewPlaces, snap.Rebuilt)
+		// The parent's window holds at now, so the others' staleness turns where it did.
+		var rebuilt []*model.Candidate
+		for i, c := range snap.Candidates {
+			if snap.Rebuilt[i] {
+				rebuilt = append(rebuilt, c)
+			}
+		}
+		validFrom, validUntil = nowWindow(v, req.Now, rebuilt)
+		validFrom, validUntil = later(validFrom, parent.validFrom), sooner(validUntil, parent.validUntil)
 	} else {
 		verdicts, judged = policy.JudgeWithContext(v, req, snap.Candidates)
+		validFrom, validUntil = nowWindow(v, req.Now, snap.Candidates)
 	}
 	policyTime = time.Since(start)
 
@@ -80,7 +90,8 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// settled as judged.
 	start = time.Now()
 	names := snap.ParticipantNames
-	j = &judgement{verdicts: verdicts, judged: judged, raw: raw, settledOmitted: map[string]int{}, sides: []int{}}
+	j = &judgement{verdicts: verdicts, judged: judged, raw: raw, settledOmitted: map[string]int{}, sides: []int{},
+		validFrom: validFrom, validUntil: validUntil}
 	settled := 0
 	for i := range verdicts {
 		if !verdicts[i].Included() && !verdicts[i].RawDuplicate {

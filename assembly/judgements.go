@@ -222,3 +222,19 @@ func nowWindow(v policy.Version, now time.Time, cands []*model.Candidate) (valid
 	}
 	return validFrom, validUntil
 }
+
+// later is the later of two bounds of a window, the zero time being none.
+func later(a, b time.Time) time.Time {
+	if a.IsZero() || b.After(a) {
+		return b
+	}
+	return a
+}
+
+// sooner is the sooner of two bounds of a window, the zero time being none.
+func sooner(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
