@@ -240,6 +240,7 @@ type judgementPrices struct {
 	Lones               map[int]string
 	InBlock, Clocked    []bool
 	Sides               []int
+	Conflicts           *policy.Conflicts
 	// ValidFrom and ValidUntil bound the now at which the judgement holds.
 	ValidFrom, ValidUntil time.Time
 }
@@ -262,7 +263,7 @@ func pricesOf(t *testing.T, s *Service, v policy.Version, req model.AssemblyRequ
 		t.Fatal(err)
 	}
 	return judgementPrices{Budgeted: j.budgeted, Texts: j.texts, Costs: j.costs, CompactCosts: j.compactCosts, Paired: j.paired,
-		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Sides: j.sides,
+		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Sides: j.sides, Conflicts: j.conflicts,
 		ValidFrom: j.validFrom, ValidUntil: j.validUntil}
 }
 

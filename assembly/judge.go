@@ -102,6 +102,11 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		j.settled = make([]*model.Decision, 0, settled)
 	}
 	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt}
+	// A shared verdict is a side of a conflict as it was in the parent, unless a record
+	// built anew names new sides.
+	sidesAsBefore := parent != nil && judged.SidesAsBefore()
+	// Sides all shared, and as many as the parent's: its index of conflicts, moved.
+	sidesShared := sidesAsBefore
 	conflicts := false
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	// Each budgeted record's index among the parent's budgeted ones, or -1.
@@ -122,11 +127,14 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
 		shared := before.shared(k, vd)
-		if (shared && parent.side[k]) || (!shared && vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)) {
+		if (shared && sidesAsBefore && parent.side[k]) || ((!shared || !sidesAsBefore) && vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)) {
 			j.side = append(j.side, true)
 			j.sides = append(j.sides, len(j.budgeted))
 		} else {
 			j.side = append(j.side, false)
+		}
+		if j.side[len(j.side)-1] && !shared {
+			sidesShared = false
 		}
 		switch {
 		case shared:
@@ -212,7 +220,15 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	for k := range budgeted {
 		j.clocked[k] = j.inBlock[k] && policy.Clocked(&budgeted[k])
 	}
-	if j.paired != nil {
+	switch {
+	case j.paired == nil:
+	case sidesShared && parent.conflicts != nil && len(j.sides) == len(parent.sides):
+		to := make(map[int]int, len(j.sides))
+		for _, k := range j.sides {
+			to[wasAt[k]] = k
+		}
+		j.conflicts = parent.conflicts.Moved(func(pk int) int { return to[pk] })
+	default:
 		j.conflicts = policy.NewConflicts(budgeted, j.paired)
 	}
 	j.priority = priorityOf(budgeted, wasAt, parent)

@@ -170,6 +170,24 @@ func NewConflicts(verdicts []Verdict, paired []int) *Conflicts {
 	return c
 }
 
+// Moved is the index of the same conflicts after their verdicts moved: to[i] is where
+// verdict i of c went. Every verdict with a paired price and every side must have moved.
+func (c *Conflicts) Moved(to func(i int) int) *Conflicts {
+	m := &Conflicts{sides: make(map[int][]int, len(c.sides)), listers: make(map[int][]int, len(c.listers))}
+	move := func(from map[int][]int, into map[int][]int) {
+		for i, ks := range from {
+			moved := make([]int, len(ks))
+			for n, k := range ks {
+				moved[n] = to(k)
+			}
+			into[to(i)] = moved
+		}
+	}
+	move(c.sides, m.sides)
+	move(c.listers, m.listers)
+	return m
+}
+
 // tally adds up the estimate of the records included so far.
 type tally struct {
 	p     *Prices

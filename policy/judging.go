@@ -31,6 +31,8 @@ type Context struct {
 	kinds     []kind
 	conflicts bool
 	sides     map[string]bool
+	// sidesAsBefore says sides are the context's it extends, none added since.
+	sidesAsBefore bool
 	// ids are the candidates' ids hashed (idHash), for finding a few of them by id
 	// without reading every candidate (markIDs).
 	ids []uint64
@@ -44,6 +46,10 @@ func idHash(id string) uint64 { return maphash.String(idSeed, id) }
 // Side reports whether the memory of that id names another side of a conflict or is named
 // as one, among the candidates judged.
 func (c *Context) Side(id string) bool { return c.sides[id] }
+
+// SidesAsBefore reports whether the context extends another (JudgeAgain) whose sides of
+// conflicts are all there are: no candidate built anew names a side.
+func (c *Context) SidesAsBefore() bool { return c.sidesAsBefore }
 
 // kind is a candidate's record type in one byte (kindOther, or 1 + its model ordinal): a
 // pass over the candidates of one type reads their positions (judging.of), not every
@@ -115,7 +121,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
 		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
 			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts,
-			sides: pctx.sides}}
+			sides: pctx.sides, sidesAsBefore: true}}
 	messages, runState, memories := false, false, false
 	for i := 0; i < n; {
 		if !rebuilt[i] {
@@ -280,7 +286,7 @@ func (j *judging) start(i int) {
 		j.ctx.conflicts = true
 		if !j.ownSides {
 			// The context extended shares its sides until one is added.
-			j.ctx.sides, j.ownSides = maps.Clone(j.ctx.sides), true
+			j.ctx.sides, j.ownSides, j.ctx.sidesAsBefore = maps.Clone(j.ctx.sides), true, false
 			if j.ctx.sides == nil {
 				j.ctx.sides = map[string]bool{}
 			}
