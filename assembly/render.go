@@ -38,6 +38,28 @@ type draft struct {
 	included []model.IncludedItem
 	sections model.TokenSections
 	took     time.Duration
+	// summary is the line of aggregated recovery of the last rendering.
+	summary summaryLine
+}
+
+// summaryLine is the line that counts the aggregated recovery items, kept with the
+// positions of the items it counts: the budget renders the draft again after each change,
+// and the items aggregated rarely change between two renderings.
+type summaryLine struct {
+	of   []int
+	text string
+}
+
+// counting returns the line counting the aggregated verdicts at positions idx.
+func (s *summaryLine) counting(verdicts []policy.Verdict, idx []int) string {
+	if s.of == nil || !slices.Equal(s.of, idx) {
+		items := make([]policy.Verdict, len(idx))
+		for n, i := range idx {
+			items[n] = verdicts[i]
+		}
+		s.of, s.text = slices.Clone(idx), aggregateLine(items)
+	}
+	return s.text
 }
 
 func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, tk *Tokenizer) draft {
@@ -70,7 +92,7 @@ func unnamedSpeaker(participantID string, runtimeKind model.RuntimeKind) string 
 func (d *draft) measure() int {
 	start := time.Now()
 	rerender(d.verdicts, d.texts, d.forms, d.provider, d.raw, d.names)
-	d.messages, d.included = render(d.lead, d.verdicts, d.texts, d.head, d.rounds, d.self)
+	d.messages, d.included = render(d.lead, d.verdicts, d.texts, d.head, d.rounds, d.self, &d.summary)
 	d.sections = Sections(d.tk, d.messages, d.lead.message != nil)
 	d.took += time.Since(start)
 	return d.sections.Total()
@@ -104,8 +126,8 @@ func leadOf(ins []model.Instructions, tk *Tokenizer) (lead, []model.Decision) {
 
 // render builds the provider messages: the instructions, one system message holding the
 // context block, then the window messages in lineage order. It also lists what was
-// included, in that order.
-func render(first lead, verdicts []policy.Verdict, texts []string, head string, rs *rounds, self string) ([]model.ChatMessage, []model.IncludedItem) {
+// included, in that order. summary keeps the line of aggregated recovery between renderings.
+func render(first lead, verdicts []policy.Verdict, texts []string, head string, rs *rounds, self string, summary *summaryLine) ([]model.ChatMessage, []model.IncludedItem) {
 	blocks, window, calls, member := sections(verdicts, rs)
 	inOrder := func(idx []int, section func(policy.Verdict) int) {
 		sort.SliceStable(idx, func(x, y int) bool {
@@ -133,8 +155,8 @@ func render(first lead, verdicts []policy.Verdict, texts []string, head string, 
 	}
 	if len(blocks) > 0 {
 		lines := make([]string, 0, len(blocks))
-		var aggregated []policy.Verdict
-		summary := -1
+		var aggregated []int
+		at := -1
 		clocked := false
 		for _, i := range blocks {
 			clocked = clocked || policy.Clocked(&verdicts[i])
@@ -143,18 +165,18 @@ func render(first lead, verdicts []policy.Verdict, texts []string, head string, 
 				// Shown in its call's recovery line.
 			case verdicts[i].Aggregated:
 				// Counted in one summary line, where the first of them stands.
-				if summary < 0 {
-					summary = len(lines)
+				if at < 0 {
+					at = len(lines)
 					lines = append(lines, "")
 				}
-				aggregated = append(aggregated, verdicts[i])
+				aggregated = append(aggregated, i)
 			default:
 				lines = append(lines, texts[i])
 			}
 			included = append(included, model.IncludedItem{Ref: verdicts[i].Candidate.ID, Type: verdicts[i].Candidate.Type, As: verdicts[i].Decision.As})
 		}
-		if summary >= 0 {
-			lines[summary] = aggregateLine(aggregated)
+		if at >= 0 {
+			lines[at] = summary.counting(verdicts, aggregated)
 		}
 		// Every line ends with its newline, as lineTokens prices it. The heading, the
 		// clock the lines were judged by, is there only for lines read against it.

@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -101,5 +102,26 @@ func TestOwnAnswersGoUnnamedOutsideDiscussions(t *testing.T) {
 				t.Errorf("got name %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSummaryLineFollowsTheItemsItCounts: the line of aggregated recovery a draft keeps
+// between renderings is rendered again when the items aggregated change, and is the line
+// aggregateLine renders for them.
+func TestSummaryLineFollowsTheItemsItCounts(t *testing.T) {
+	var verdicts []policy.Verdict
+	for i, tool := range []string{"read_csv", "read_csv", "send_email", "web_search"} {
+		c := &model.Candidate{Type: model.TypeToolCall, ID: fmt.Sprintf("call_%d", i), Tool: model.ToolFacts{Name: tool, Status: model.ToolPending}}
+		verdicts = append(verdicts, policy.Verdict{Candidate: c, Aggregated: true})
+	}
+	var s summaryLine
+	for _, idx := range [][]int{{0, 1}, {0, 1}, {0, 1, 2}, {1, 2, 3}, {0, 1}} {
+		items := make([]policy.Verdict, len(idx))
+		for n, i := range idx {
+			items[n] = verdicts[i]
+		}
+		if got, want := s.counting(verdicts, idx), aggregateLine(items); got != want {
+			t.Errorf("items %v: got %q, want %q", idx, got, want)
+		}
 	}
 }
