@@ -127,29 +127,24 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
 		shared := before.shared(k, vd)
-		if (shared && sidesAsBefore && parent.side[k]) || ((!shared || !sidesAsBefore) && vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)) {
-			j.side = append(j.side, true)
-			j.sides = append(j.sides, len(j.budgeted))
+		var side bool
+		if shared && sidesAsBefore {
+			side = parent.side[k]
 		} else {
-			j.side = append(j.side, false)
+			side = vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)
 		}
-		if j.side[len(j.side)-1] && !shared {
-			sidesShared = false
+		j.side = append(j.side, side)
+		if side {
+			j.sides = append(j.sides, len(j.budgeted))
+			sidesShared = sidesShared && shared
 		}
 		switch {
-		case shared:
-			// The parent judgement's own verdict, on a record not rebuilt since: its line and
-			// every price are the parent's, without reading the record again.
+		case shared || ((duplicate || conflictSide(vd)) && before.find(i, k, vd)):
+			// The parent judgement's own verdict, on a record not rebuilt since, or a
+			// duplicate or conflict side shown the same way: its line and every price, lone
+			// form and mark included, are the parent's. A shared verdict's record is not read
+			// again.
 			text, cost, compactCost = parent.texts[k], parent.costs[k], parent.compactCosts[k]
-			if parent.paired != nil {
-				paired = parent.paired[k]
-			}
-			if lone, ok := parent.lones[k]; ok {
-				lones[len(j.budgeted)] = lone
-			}
-		case (duplicate || conflictSide(vd)) && before.find(i, k, vd):
-			// Priced as the parent judgement priced it, lone form and mark too.
-			text, cost = before.text, before.cost
 			if parent.paired != nil {
 				paired = parent.paired[k]
 			}

@@ -82,7 +82,7 @@ func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []*Verdic
 func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verdict, *Context) {
 	n := len(cands)
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), backing: make([]Verdict, n),
-		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n)}, marked: make([]bool, n)}
+		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), sides: map[string]bool{}}, marked: make([]bool, n)}
 	for i := range cands {
 		// Ownership first: supersession needs to know which memories are eligible.
 		j.start(i)
@@ -231,8 +231,6 @@ type judging struct {
 	// positions lists the candidates of each kind (of), once listed.
 	positions [kindCount][]int
 	listed    bool
-	// ownSides says ctx.sides is this judgement's own, not the one it extends.
-	ownSides bool
 }
 
 // of returns the positions of the candidates of kind k, in order.
@@ -284,12 +282,9 @@ func (j *judging) start(i int) {
 	j.ctx.ids[i] = idHash(c.ID)
 	if c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
 		j.ctx.conflicts = true
-		if !j.ownSides {
+		if j.ctx.sidesAsBefore {
 			// The context extended shares its sides until one is added.
-			j.ctx.sides, j.ownSides, j.ctx.sidesAsBefore = maps.Clone(j.ctx.sides), true, false
-			if j.ctx.sides == nil {
-				j.ctx.sides = map[string]bool{}
-			}
+			j.ctx.sides, j.ctx.sidesAsBefore = maps.Clone(j.ctx.sides), false
 		}
 		j.ctx.sides[c.ID] = true
 		for _, other := range c.Memory.ConflictsWith {

@@ -4,7 +4,7 @@
 // latest, else the message it was forked after), then one run per entry of $runs, in order,
 // each at the next seq, TRIGGERED_BY the message, with its server's lease. The participants
 // are the conversation's: the generation path resolved them from it. Returns nothing for a
-// branch that is not the account's (so the branch's messages, found by its id, are too).
+// branch that is not the account's, so the messages found by the branch's id are the account's.
 // The latest message is read from the (branchId, seq) index in descending order, cut at the
 // first: ordering on both of the index's properties lets the planner take the index's order
 // instead of sorting every message of the branch (TestStepStatementsDoNotGrowWithHistory).
