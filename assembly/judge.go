@@ -25,7 +25,7 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 			return j, nil
 		}
 		if snap.ViewParent != "" {
-			parent = s.judgements.ofView(shape, snap.ViewParent)
+			parent = s.judgements.ofView(shape, snap.ViewParent, req.RunID)
 		}
 	}
 	j, policyTime, readTime, serializeTime, err := s.judge(ctx, accountID, v, judgedReq, snap, tk, parent)
@@ -36,7 +36,7 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 	t.Policy += ms(policyTime)
 	t.Serialize += ms(serializeTime)
 	if key != "" {
-		j.shape, j.view = shape, snap.View
+		j.shape, j.view, j.run = shape, snap.View, req.RunID
 		s.judgements.put(key, j)
 	}
 	return j, nil
@@ -45,8 +45,8 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 // judge runs the policies over a snapshot's candidates, reads the raw bodies they selected
 // and renders and prices every record they include, as a judgement the budget then works on.
 // parent, when given, is the judgement of the view the snapshot's view extends, for the same
-// request shape: a line whose record and verdict are the same as there keeps its text and
-// prices (renderedBefore).
+// request shape (and the same run, or another: judgements.ofView): a line whose record and
+// verdict are the same as there keeps its text and prices (renderedBefore).
 func (s *Service) judge(ctx context.Context, accountID string, v policy.Version, req policy.Request, snap model.Snapshot, tk *Tokenizer, parent *judgement) (j *judgement, policyTime, readTime, serializeTime time.Duration, err error) {
 	start := time.Now()
 	var verdicts []*policy.Verdict
@@ -101,7 +101,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if settled > 0 {
 		j.settled = make([]*model.Decision, 0, settled)
 	}
-	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt}
+	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt, tk: tk}
 	// A shared verdict is a side of a conflict as it was in the parent, unless a record
 	// built anew names new sides.
 	sidesAsBefore := parent != nil && judged.SidesAsBefore()
@@ -144,7 +144,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			// duplicate or conflict side shown the same way: its line and every price, lone
 			// form and mark included, are the parent's. A shared verdict's record is not read
 			// again.
-			text, cost, compactCost = parent.texts[k], parent.costs[k], parent.compactCosts[k]
+			text, cost, compactCost = parent.texts[k], before.lineCost(k), parent.compactCosts[k]
 			if parent.paired != nil {
 				paired = parent.paired[k]
 			}
@@ -256,13 +256,16 @@ func priorityOf(budgeted []policy.Verdict, wasAt []int, parent *judgement) *poli
 // renderedBefore finds a record's line in the judgement of the view a snapshot's view
 // extends: the same record (not rebuilt since) with the same verdict is rendered the same,
 // with the same prices, since a line depends on nothing else but the request's shape, which
-// the two judgements share. Raw bodies are rendered again: a line holding one is rare and
+// the two judgements share, the run aside: no line reads it, and the verdicts that depend on
+// it are judged again (policy.JudgeAgain); a record shown in a tool round is priced there,
+// as a line again (lineCost). Raw bodies are rendered again: a line holding one is rare and
 // costs its read.
 type renderedBefore struct {
 	parent *judgement
 	// places and rebuilt are the snapshot's ViewPlaces and Rebuilt.
 	places            []int
 	rebuilt           []bool
+	tk                *Tokenizer
 	text              string
 	cost, compactCost int
 }
@@ -295,6 +298,23 @@ func (b *renderedBefore) find(i, k int, vd *policy.Verdict) bool {
 		!policy.SameLine(b.parent.verdicts[b.places[i]], vd) {
 		return false
 	}
-	b.text, b.cost, b.compactCost = b.parent.texts[k], b.parent.costs[k], b.parent.compactCosts[k]
+	b.text, b.cost, b.compactCost = b.parent.texts[k], b.lineCost(k), b.parent.compactCosts[k]
 	return true
+}
+
+// lineCost returns the parent's price of its budgeted k as a line: the rounds price a record of
+// a round's result as that result shows it (rounds.price), and whether a record is one
+// depends on the run the judgement is for, so such a line is priced again.
+func (b *renderedBefore) lineCost(k int) int {
+	p := b.parent
+	if p.group == nil || p.group[k] < 0 {
+		return p.costs[k]
+	}
+	if lone, ok := p.lones[k]; ok {
+		return lineTokens(b.tk, lone)
+	}
+	if p.texts[k] != "" {
+		return lineTokens(b.tk, p.texts[k])
+	}
+	return p.costs[k] // a duplicate keeps the price of its line
 }

@@ -14,7 +14,9 @@ import (
 // Judging an extension of judged candidates (policy.JudgeAgain) gives the verdicts judging
 // them whole does, over generated lineages extended again and again: candidates added
 // anywhere and candidates changed (their outcome, visibility, privacy class, owner,
-// supersession, conflicts, sources, run), for both embedded policy versions.
+// supersession, conflicts, sources, run), for both embedded policy versions; and judged
+// again for another run of the same shape, as a generation's first assembly is, where some
+// records are a child run's.
 func TestJudgeAgainIsJudge(t *testing.T) {
 	versions := []string{"default", "strict-freshness"}
 	for seed := uint64(1); seed <= 400; seed++ {
@@ -30,12 +32,18 @@ func TestJudgeAgainIsJudge(t *testing.T) {
 		preq := policy.Request{ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
 			Provider: g.snap.Participant.Provider, ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
 			Recall: seed%3 == 0}
+		if seed%5 == 0 {
+			preq.RuntimeKind = model.RuntimeParentResume
+		}
 		r := rand.New(rand.NewPCG(seed, 5))
-		cands := g.snap.Candidates
+		cands := withChildRuns(r, g.snap.Candidates)
 		verdicts, ctx := policy.JudgeWithContext(v, preq, cands)
 		for step := range 6 {
 			more, _ := generatedLineage(seed*1000 + uint64(step))
-			next, from, rebuilt := extended(r, cands, more.snap.Candidates, fmt.Sprintf("s%d", step))
+			next, from, rebuilt := extended(r, cands, withChildRuns(r, more.snap.Candidates), fmt.Sprintf("s%d", step))
+			if r.IntN(3) == 0 {
+				preq.RunID = pick(r, "run_1", "run_old", "run_child", "run_2", "")
+			}
 			was := values(verdicts)
 			got, gctx := policy.JudgeAgain(v, preq, next, verdicts, ctx, from, rebuilt)
 			want := policy.JudgeCandidates(v, preq, next)
@@ -57,6 +65,23 @@ func TestJudgeAgainIsJudge(t *testing.T) {
 			cands, verdicts, ctx = next, got, gctx
 		}
 	}
+}
+
+// withChildRuns makes about a quarter of the calls, artifacts and memories records of a
+// child run of one of the lineage's runs (or of a run with no records of its own), in
+// every state a child run's records are judged by.
+func withChildRuns(r *rand.Rand, cands []*model.Candidate) []*model.Candidate {
+	out := slices.Clone(cands)
+	for i, c := range cands {
+		if (c.Type != model.TypeToolCall && c.Type != model.TypeArtifact && c.Type != model.TypeMemory) || r.IntN(4) > 0 {
+			continue
+		}
+		child := *c
+		child.OwnerRunID, child.OwnerRunParentID = pick(r, "run_child", "run_child_2"), pick(r, "run_1", "run_old", "run_2")
+		child.OwnerRunStatus, child.Promoted = pick(r, "running", "completed", "failed", "timed_out"), r.IntN(3) == 0
+		out[i] = &child
+	}
+	return out
 }
 
 // values copies verdicts as they are now.

@@ -52,9 +52,9 @@ type judgement struct {
 	// (zero: any).
 	validFrom, validUntil time.Time
 	used                  time.Time
-	// shape is the key without the view's revision: the branch and the request shape; view
-	// the lineage view judged.
-	shape, view string
+	// shape is the key without the view's revision and the run: the branch and the request
+	// shape; view the lineage view judged, and run the run judged for.
+	shape, view, run string
 	// bytes is the heap it holds (size), counted when it is kept.
 	bytes int64
 }
@@ -87,7 +87,7 @@ var (
 // it settled (pointers into its verdicts), the texts and prices of the budgeted records,
 // and the raw bodies it read.
 func (j *judgement) size() int64 {
-	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
+	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8+16) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
 		int64(len(j.budgeted))*(8*9+3) + int64(len(j.sides))*8
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
@@ -117,13 +117,14 @@ func (s *Service) ReusedJudgements() int64 {
 	return s.judgements.reused
 }
 
-// judgementKey returns the key of a judgement of a view of a branch, and its shape: the same
-// key with the branch in place of the view. A branch has one current view, so a judgement of
-// an earlier view of it will not be asked for again.
+// judgementKey returns the key of a judgement of a view of a branch for a run, and its
+// shape: the branch and the request's shape but for the run. A branch has one current view,
+// so a judgement of an earlier view of it will not be asked for again; a judgement for
+// another run of the same shape is where a run's first judgement starts from.
 func judgementKey(view, branchID, policyVersion string, req policy.Request, encoding string) (key, shape string) {
-	rest := strings.Join([]string{policyVersion, req.ParticipantID, req.RunID, string(req.RuntimeKind), req.Provider,
+	rest := strings.Join([]string{policyVersion, req.ParticipantID, string(req.RuntimeKind), req.Provider,
 		encoding, strings.Join(req.ExactArtifactIDs, ","), strconv.FormatBool(req.ToolRounds), strconv.FormatBool(req.Recall)}, "\x00")
-	return view + "\x00" + rest, branchID + "\x00" + rest
+	return view + "\x00" + req.RunID + "\x00" + rest, branchID + "\x00" + rest
 }
 
 // holds reports whether the judgement's verdicts hold at now: no memory's staleness differs.
@@ -144,20 +145,29 @@ func (js *judgements) get(key string, now time.Time) *judgement {
 	return j
 }
 
-// ofView returns the judgement of a view for a request shape when it is kept, or nil.
-func (js *judgements) ofView(shape, view string) *judgement {
+// ofView returns the judgement of a view for a request shape and run when one is kept, or
+// else one for another run of that shape (a generation's run after the one before it;
+// neither of them none: policy.JudgeAgain judges again what depends on the run), or nil.
+func (js *judgements) ofView(shape, view, run string) *judgement {
 	js.mu.Lock()
 	defer js.mu.Unlock()
+	var other *judgement
 	for _, j := range js.entries {
-		if j.shape == shape && j.view == view {
+		if j.shape != shape || j.view != view {
+			continue
+		}
+		if j.run == run {
 			return j
 		}
+		if run != "" && j.run != "" && (other == nil || j.used.After(other.used)) {
+			other = j
+		}
 	}
-	return nil
+	return other
 }
 
-// put keeps a judgement in place of any of the same shape (judgements of earlier views of
-// the branch), dropping the least recently used beyond judgementCacheSize entries or the
+// put keeps a judgement in place of any of the same shape and run, and of any of the same
+// shape of another view (an earlier view of the branch, whoever's run), dropping the least recently used beyond judgementCacheSize entries or the
 // bytes limit (the new one too, when it alone is larger).
 func (js *judgements) put(key string, j *judgement) {
 	js.mu.Lock()
@@ -168,7 +178,7 @@ func (js *judgements) put(key string, j *judgement) {
 	j.used = time.Now()
 	j.bytes = j.size()
 	for k, e := range js.entries {
-		if e.shape == j.shape {
+		if e.shape == j.shape && (e.run == j.run || e.view != j.view) {
 			delete(js.entries, k)
 		}
 	}

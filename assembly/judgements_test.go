@@ -45,3 +45,43 @@ func TestJudgementsKeepOnePerBranchAndShape(t *testing.T) {
 		t.Errorf("a judgement larger than the limit: %d judgements kept holding %d bytes, want none", len(js.entries), js.held)
 	}
 }
+
+// A run's first judgement starts from the judgement for another run of the same shape (a
+// generation's run after the one before it): ofView finds the run's own first, then another
+// run's, never one for no run; and a judgement of a newer view of the branch replaces those
+// of older views for every run.
+func TestJudgementsOfAnotherRun(t *testing.T) {
+	js := judgements{limit: 1 << 30}
+	req := policy.Request{ParticipantID: "pt_1", RuntimeKind: "chat", Provider: "openai"}
+	put := func(view, run string) *judgement {
+		r := req
+		r.RunID = run
+		key, shape := judgementKey(view, "br_a", "default@1", r, "o200k_base")
+		j := &judgement{shape: shape, view: view, run: run}
+		js.put(key, j)
+		return j
+	}
+	_, shape := judgementKey("", "br_a", "default@1", req, "o200k_base")
+	first := put("cnv_1/br_a/1", "run_1")
+	if got := js.ofView(shape, "cnv_1/br_a/1", "run_2"); got != first {
+		t.Fatalf("run_2 at the view run_1 was judged at: got %v, want run_1's judgement", got)
+	}
+	if got := js.ofView(shape, "cnv_1/br_a/1", ""); got != nil {
+		t.Fatalf("no run at the view run_1 was judged at: got %v, want none", got)
+	}
+	none := put("cnv_1/br_a/1", "")
+	if got := js.ofView(shape, "cnv_1/br_a/1", "run_2"); got != first {
+		t.Fatalf("run_2 beside judgements for run_1 and for no run: got %v, want run_1's", got)
+	}
+	own := put("cnv_1/br_a/1", "run_2")
+	if got := js.ofView(shape, "cnv_1/br_a/1", "run_2"); got != own {
+		t.Fatalf("run_2 with its own judgement kept: got %v, want it", got)
+	}
+	if len(js.entries) != 3 || js.ofView(shape, "cnv_1/br_a/1", "") != none {
+		t.Fatalf("three runs' judgements of one view: %d kept, want 3", len(js.entries))
+	}
+	newer := put("cnv_1/br_a/2", "run_3")
+	if len(js.entries) != 1 || js.ofView(shape, "cnv_1/br_a/2", "run_3") != newer {
+		t.Fatalf("a newer view of the branch: %d judgements kept, want only its own", len(js.entries))
+	}
+}

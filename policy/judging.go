@@ -36,12 +36,25 @@ type Context struct {
 	// ids are the candidates' ids hashed (idHash), for finding a few of them by id
 	// without reading every candidate (markIDs).
 	ids []uint64
+	// run is the run the candidates were judged for (Request.RunID); runs and parents hash
+	// (runHash) each candidate's own run (its run state's, for checkpoints and skills) and
+	// its run's parent: what JudgeAgain judges again for another run.
+	run           string
+	runs, parents []uint64
 }
 
 // idSeed seeds idHash: one per process, so every judgement's hashes agree.
 var idSeed = maphash.MakeSeed()
 
 func idHash(id string) uint64 { return maphash.String(idSeed, id) }
+
+// runHash is a run id hashed, never 0, which stands for no run.
+func runHash(id string) uint64 {
+	if id == "" {
+		return 0
+	}
+	return idHash(id) | 1
+}
 
 // Side reports whether the memory of that id names another side of a conflict or is named
 // as one, among the candidates judged.
@@ -82,7 +95,8 @@ func JudgeCandidates(v Version, req Request, cands []*model.Candidate) []*Verdic
 func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verdict, *Context) {
 	n := len(cands)
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), backing: make([]Verdict, n),
-		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), sides: map[string]bool{}}, marked: make([]bool, n)}
+		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), sides: map[string]bool{},
+			run: req.RunID, runs: make([]uint64, n), parents: make([]uint64, n)}, marked: make([]bool, n)}
 	for i := range cands {
 		// Ownership first: supersession needs to know which memories are eligible.
 		j.start(i)
@@ -112,7 +126,9 @@ func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verd
 // run's latest state (checkpoints and skills), the memories standing in for it, the latest
 // round or its call's recovery (artifacts), the byte budget (those that reached it), the
 // raw inclusion of a source or the eligibility of a memory superseding it (memories);
-// memories in a conflict are judged again. The verdicts are the ones JudgeCandidates gives
+// memories in a conflict are judged again. req may be for another run than pctx's (the
+// same participant and shape otherwise): the candidates of either run, and of their child
+// runs, are then judged anew as if rebuilt. The verdicts are the ones JudgeCandidates gives
 // (TestJudgeAgainIsJudge). now must lie where no memory of prev changes its staleness.
 // A verdict that stays as it was is prev's own, shared: neither judgement changes a verdict
 // once it is returned, so one judged again is copied first (judging.own).
@@ -121,7 +137,10 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
 		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
 			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts,
-			sides: pctx.sides, sidesAsBefore: true}}
+			sides: pctx.sides, sidesAsBefore: true, run: req.RunID, runs: make([]uint64, n), parents: make([]uint64, n)}}
+	if req.RunID != pctx.run {
+		rebuilt = pctx.ofRuns(req.RunID, from, rebuilt)
+	}
 	messages, runState, memories := false, false, false
 	for i := 0; i < n; {
 		if !rebuilt[i] {
@@ -135,6 +154,8 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			copy(j.ctx.visible[i:end], pctx.visible[from[i]:from[i]+(end-i)])
 			copy(j.ctx.kinds[i:end], pctx.kinds[from[i]:from[i]+(end-i)])
 			copy(j.ctx.ids[i:end], pctx.ids[from[i]:from[i]+(end-i)])
+			copy(j.ctx.runs[i:end], pctx.runs[from[i]:from[i]+(end-i)])
+			copy(j.ctx.parents[i:end], pctx.parents[from[i]:from[i]+(end-i)])
 			i = end
 			continue
 		}
@@ -213,6 +234,26 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 	return j.verdicts, j.ctx
 }
 
+// ofRuns returns rebuilt with the candidates taken over from the context (from) whose
+// verdicts depend on which of the context's run and run they are judged for marked too:
+// the records of either run (Ownership, tool rounds, latest round, run state) and of their
+// child runs (Ownership, recovery for a parent). When either run is none, every child
+// run's record is, since Ownership shows them to their participant only when no run is
+// named.
+func (c *Context) ofRuns(run string, from []int, rebuilt []bool) []bool {
+	out := slices.Clone(rebuilt)
+	a, b := runHash(c.run), runHash(run)
+	anyChild := a == 0 || b == 0
+	for i, k := range from {
+		if k < 0 || out[i] {
+			continue
+		}
+		r, p := c.runs[k], c.parents[k]
+		out[i] = (r != 0 && (r == a || r == b)) || (p != 0 && (p == a || p == b || anyChild))
+	}
+	return out
+}
+
 // judging is one judgement in progress: the verdicts so far, the context, the candidates
 // still to judge (marked), and for JudgeAgain the verdicts judged before and where each
 // candidate was among them.
@@ -280,6 +321,11 @@ func (j *judging) start(i int) {
 	*vd = Verdict{Candidate: c, Tier: tierNone}
 	j.ctx.kinds[i] = kindOf(c.Type)
 	j.ctx.ids[i] = idHash(c.ID)
+	j.ctx.runs[i] = runHash(c.OwnerRunID)
+	if c.Type == model.TypeCheckpoint || c.Type == model.TypeSkills {
+		j.ctx.runs[i] = runHash(c.RunState.RunID)
+	}
+	j.ctx.parents[i] = runHash(c.OwnerRunParentID)
 	if c.Type == model.TypeMemory && len(c.Memory.ConflictsWith) > 0 {
 		j.ctx.conflicts = true
 		if j.ctx.sidesAsBefore {
