@@ -239,6 +239,7 @@ type judgementPrices struct {
 	Alone               []int
 	Lones               map[int]string
 	InBlock, Clocked    []bool
+	Side, RawForm       []bool
 	Sides               []int
 	Conflicts           *policy.Conflicts
 	// ValidFrom and ValidUntil bound the now at which the judgement holds.
@@ -262,9 +263,13 @@ func pricesOf(t *testing.T, s *Service, v policy.Version, req model.AssemblyRequ
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pricesOfJudgement(j)
+}
+
+func pricesOfJudgement(j *judgement) judgementPrices {
 	return judgementPrices{Budgeted: j.budgeted, Texts: j.texts, Costs: j.costs, CompactCosts: j.compactCosts, Paired: j.paired,
-		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Sides: j.sides, Conflicts: j.conflicts,
-		ValidFrom: j.validFrom, ValidUntil: j.validUntil}
+		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Side: j.side, Sides: j.sides,
+		RawForm: j.rawForm, Conflicts: j.conflicts, ValidFrom: j.validFrom, ValidUntil: j.validUntil}
 }
 
 // BenchmarkAssemblyAfterWrite10000Rounds times the assembly of a 10,000-round single-branch

@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -93,9 +94,14 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	j = &judgement{verdicts: verdicts, judged: judged, raw: raw, settledOmitted: map[string]int{}, sides: []int{},
 		validFrom: validFrom, validUntil: validUntil}
 	settled := 0
-	for i := range verdicts {
-		if !verdicts[i].Included() && !verdicts[i].RawDuplicate {
-			settled++
+	if parent != nil {
+		// About as many as the parent's: counting them would load every verdict.
+		settled = min(len(parent.settled)+max(len(verdicts)-len(parent.verdicts), 0), len(verdicts))
+	} else {
+		for i := range verdicts {
+			if !verdicts[i].Included() && !verdicts[i].RawDuplicate {
+				settled++
+			}
 		}
 	}
 	if settled > 0 {
@@ -111,7 +117,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	// Each budgeted record's index among the parent's budgeted ones, or -1.
 	wasAt := make([]int, 0, len(verdicts)-settled)
-	for i := range verdicts {
+	one := func(i int) {
 		vd := verdicts[i]
 		duplicate := vd.RawDuplicate
 		if !vd.Included() && !duplicate {
@@ -119,7 +125,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
 				j.settledOmitted[vd.Decision.Reason]++
 			}
-			continue
+			return
 		}
 		// Where the record's verdict was among the parent judgement's budgeted ones: its line
 		// and its place in the priority order may be the parent's.
@@ -193,7 +199,84 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		j.budgeted = append(j.budgeted, i)
 		j.texts, j.costs, j.compactCosts = append(j.texts, text), append(j.costs, cost), append(j.compactCosts, compactCost)
 		j.paired = append(j.paired, paired)
+		j.rawForm = append(j.rawForm, showsRaw(vd))
 		conflicts = conflicts || paired > 0
+	}
+	// A run of verdicts shared with the parent in its order is taken over by the parent's
+	// arrays, side by side, without loading a verdict: a budgeted one's line and prices
+	// (but one showing a raw body, read again, or with sides of conflicts added since,
+	// which one prices), a settled one's decision. Their omissions are the parent's counts,
+	// less those of the parent's settled verdicts not taken over (below).
+	var carried []bool
+	if parent != nil {
+		carried = make([]bool, len(parent.verdicts))
+	}
+	for i := 0; i < len(verdicts); {
+		end := before.sharedRun(i, verdicts)
+		if end == i {
+			one(i)
+			i++
+			continue
+		}
+		a := before.places[i]
+		kp, _ := slices.BinarySearch(parent.budgeted, a)
+		for ; i < end; i++ {
+			p := before.places[i]
+			if kp >= len(parent.budgeted) || parent.budgeted[kp] != p {
+				j.settled = append(j.settled, parent.settled[p-kp])
+				carried[p] = true
+				continue
+			}
+			k := kp
+			kp++
+			if parent.rawForm[k] || !sidesAsBefore {
+				one(i)
+				continue
+			}
+			wasAt = append(wasAt, k)
+			side := parent.side[k]
+			j.side = append(j.side, side)
+			if side {
+				j.sides = append(j.sides, len(j.budgeted))
+				if lone, ok := parent.lones[k]; ok {
+					lones[len(j.budgeted)] = lone
+				}
+			}
+			paired := 0
+			if parent.paired != nil {
+				paired = parent.paired[k]
+			}
+			j.budgeted = append(j.budgeted, i)
+			j.texts, j.costs, j.compactCosts = append(j.texts, parent.texts[k]), append(j.costs, before.lineCost(k)), append(j.compactCosts, parent.compactCosts[k])
+			j.paired = append(j.paired, paired)
+			j.rawForm = append(j.rawForm, false)
+			conflicts = conflicts || paired > 0
+		}
+	}
+	if parent != nil {
+		// The parent's counts, less its settled verdicts not taken over.
+		counts := maps.Clone(parent.settledOmitted)
+		kp := 0
+		for p, ok := range carried {
+			for kp < len(parent.budgeted) && parent.budgeted[kp] < p {
+				kp++
+			}
+			if ok || (kp < len(parent.budgeted) && parent.budgeted[kp] == p) {
+				continue
+			}
+			if r := parent.verdicts[p].Decision.Reason; r != model.ReasonBranchIneligible {
+				counts[r]--
+			}
+		}
+		for r, n := range j.settledOmitted {
+			counts[r] += n
+		}
+		for r, n := range counts {
+			if n == 0 {
+				delete(counts, r)
+			}
+		}
+		j.settledOmitted = counts
 	}
 	if !conflicts {
 		j.paired = nil
@@ -281,6 +364,28 @@ func (b *renderedBefore) in(i int) int {
 		return -1
 	}
 	return k
+}
+
+// sharedRun returns where the run of verdicts from i shared with the parent in its order
+// ends: candidates not rebuilt, in their places there one after another, judged by the
+// parent's own verdicts (policy.JudgeAgain shares those it did not judge again). It is i
+// when verdict i is not one.
+func (b *renderedBefore) sharedRun(i int, verdicts []*policy.Verdict) int {
+	if b.parent == nil || len(b.places) != len(verdicts) {
+		return i
+	}
+	end := i
+	for end < len(verdicts) && !b.rebuilt[end] && b.places[end] >= 0 && b.places[end] == b.places[i]+(end-i) &&
+		b.places[end] < len(b.parent.verdicts) && verdicts[end] == b.parent.verdicts[b.places[end]] {
+		end++
+	}
+	return end
+}
+
+// showsRaw reports whether a budgeted verdict's line shows a raw body, read for each
+// judgement and so rendered again.
+func showsRaw(vd *policy.Verdict) bool {
+	return vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw)
 }
 
 // shared reports whether vd, the verdict of a budgeted record that was the parent's budgeted

@@ -18,20 +18,8 @@ import (
 // again for another run of the same shape, as a generation's first assembly is, where some
 // records are a child run's.
 func TestJudgeAgainIsJudge(t *testing.T) {
-	versions := []string{"default", "strict-freshness"}
 	for seed := uint64(1); seed <= 400; seed++ {
-		g, req := generatedLineage(seed)
-		v, err := policy.Embedded().Resolve(t.Context(), "", versions[seed%2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if seed%4 < 2 {
-			// A byte budget that the raw bodies compete for.
-			v.RehydrationBytes = 2500
-		}
-		preq := policy.Request{ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
-			Provider: g.snap.Participant.Provider, ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
-			Recall: seed%3 == 0}
+		g, v, preq := judgedLineage(t, seed)
 		if seed%5 == 0 {
 			preq.RuntimeKind = model.RuntimeParentResume
 		}
@@ -82,6 +70,24 @@ func withChildRuns(r *rand.Rand, cands []*model.Candidate) []*model.Candidate {
 		out[i] = &child
 	}
 	return out
+}
+
+// judgedLineage is the generated lineage of a seed with the policy version it is judged
+// under (both embedded versions, and a byte budget that the raw bodies compete for at half
+// the seeds) and its request as the policies read it.
+func judgedLineage(t *testing.T, seed uint64) (*snapshotGraph, policy.Version, policy.Request) {
+	t.Helper()
+	g, req := generatedLineage(seed)
+	v, err := policy.Embedded().Resolve(t.Context(), "", []string{"default", "strict-freshness"}[seed%2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seed%4 < 2 {
+		v.RehydrationBytes = 2500
+	}
+	return g, v, policy.Request{ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind,
+		Provider: g.snap.Participant.Provider, ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds,
+		Recall: seed%3 == 0}
 }
 
 // values copies verdicts as they are now.
@@ -189,4 +195,68 @@ func renamed(c model.Candidate, tag string) model.Candidate {
 	c.Memory.SourceArtifactIDs, c.Memory.LiveSourceIDs = ids(c.Memory.SourceArtifactIDs), ids(c.Memory.LiveSourceIDs)
 	c.Memory.SupersededBy, c.Memory.ConflictsWith = ids(c.Memory.SupersededBy), ids(c.Memory.ConflictsWith)
 	return c
+}
+
+// A judgement that extends another, taking its lines, prices and settled decisions over
+// where its verdicts are the other's, is the judgement made whole: over generated lineages
+// extended again and again, with the run changed between some extensions.
+func TestExtendedJudgementIsWhole(t *testing.T) {
+	tk, err := NewTokenizer(EncodingForModel("gpt-4.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 200; seed++ {
+		g, v, preq := judgedLineage(t, seed)
+		s := NewService(g)
+		r := rand.New(rand.NewPCG(seed, 9))
+		snap := g.snap
+		snap.Candidates = withChildRuns(r, snap.Candidates)
+		parent, _, _, _, err := s.judge(t.Context(), "acct", v, preq, snap, tk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range 5 {
+			more, _ := generatedLineage(seed*1000 + uint64(step))
+			tag := fmt.Sprintf("s%d", step)
+			for id, raw := range more.raw {
+				g.raw[id+"_"+tag] = raw
+			}
+			next := snap
+			next.Candidates, next.ViewPlaces, next.Rebuilt = extended(r, snap.Candidates, withChildRuns(r, more.snap.Candidates), tag)
+			if r.IntN(3) == 0 {
+				preq.RunID = pick(r, "run_1", "run_old", "run_child", "run_2")
+			}
+			got, _, _, _, err := s.judge(t.Context(), "acct", v, preq, next, tk, parent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := next
+			whole.ViewPlaces, whole.Rebuilt = nil, nil
+			want, _, _, _, err := s.judge(t.Context(), "acct", v, preq, whole, tk, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := settledOf(got), settledOf(want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("seed %d, step %d: the extended judgement's settled decisions and counts differ from a whole one's:\n got %+v\nwant %+v", seed, step, g, w)
+			}
+			if g, w := pricesOfJudgement(got), pricesOfJudgement(want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("seed %d, step %d: the extended judgement's prices differ from a whole one's:\n got %+v\nwant %+v", seed, step, g, w)
+			}
+			snap, parent = next, got
+		}
+	}
+}
+
+// settled is what a judgement settled: each decision, and the omissions counted by reason.
+type settled struct {
+	Decisions []model.Decision
+	Omitted   map[string]int
+}
+
+func settledOf(j *judgement) settled {
+	out := settled{Omitted: j.settledOmitted}
+	for _, d := range j.settled {
+		out.Decisions = append(out.Decisions, *d)
+	}
+	return out
 }

@@ -35,7 +35,9 @@ type judgement struct {
 	// lones are the lone forms of the conflict sides among them, by place in budgeted;
 	// side says which of them is a side of a conflict, and sides lists those
 	// (policy.Prices.Sides).
-	lones               map[int]string
+	lones map[int]string
+	// rawForm says which of them shows a raw body (showsRaw).
+	rawForm             []bool
 	side                []bool
 	sides               []int
 	costs, compactCosts []int
@@ -88,7 +90,7 @@ var (
 // and the raw bodies it read.
 func (j *judgement) size() int64 {
 	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8+16) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
-		int64(len(j.budgeted))*(8*9+3) + int64(len(j.sides))*8
+		int64(len(j.budgeted))*(8*9+4) + int64(len(j.sides))*8
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
 	}
