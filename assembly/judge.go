@@ -208,6 +208,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// which one prices), a settled one's decision. Their omissions are the parent's counts,
 	// less those of the parent's settled verdicts not taken over (below).
 	var carried []bool
+	took := false
 	if parent != nil {
 		carried = make([]bool, len(parent.verdicts))
 	}
@@ -224,7 +225,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			p := before.places[i]
 			if kp >= len(parent.budgeted) || parent.budgeted[kp] != p {
 				j.settled = append(j.settled, parent.settled[p-kp])
-				carried[p] = true
+				carried[p], took = true, true
 				continue
 			}
 			k := kp
@@ -253,7 +254,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 			conflicts = conflicts || paired > 0
 		}
 	}
-	if parent != nil {
+	if took {
 		// The parent's counts, less its settled verdicts not taken over.
 		counts := maps.Clone(parent.settledOmitted)
 		kp := 0

@@ -169,8 +169,9 @@ func (js *judgements) ofView(shape, view, run string) *judgement {
 }
 
 // put keeps a judgement in place of any of the same shape and run, and of any of the same
-// shape of another view (an earlier view of the branch, whoever's run), dropping the least recently used beyond judgementCacheSize entries or the
-// bytes limit (the new one too, when it alone is larger).
+// shape of another view (an earlier view of the branch, whoever's run), dropping the least
+// recently used beyond judgementCacheSize entries or the bytes limit (the new one too, when
+// it alone is larger).
 func (js *judgements) put(key string, j *judgement) {
 	js.mu.Lock()
 	defer js.mu.Unlock()

@@ -234,8 +234,8 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 	return j.verdicts, j.ctx
 }
 
-// ofRuns returns rebuilt with the candidates taken over from the context (from) whose
-// verdicts depend on which of the context's run and run they are judged for marked too:
+// ofRuns returns rebuilt with more candidates marked: those taken over from the context
+// (from) whose verdicts differ when judged for run instead of the context's run. They are
 // the records of either run (Ownership, tool rounds, latest round, run state) and of their
 // child runs (Ownership, recovery for a parent). When either run is none, every child
 // run's record is, since Ownership shows them to their participant only when no run is
