@@ -117,6 +117,28 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	// Each budgeted record's index among the parent's budgeted ones, or -1.
 	wasAt := make([]int, 0, len(verdicts)-settled)
+	// takeOver budgets verdict i, the parent's own budgeted k, as the parent priced it: its
+	// line, prices, lone form and side flag (sides as before), without loading the verdict.
+	takeOver := func(i, k int) {
+		wasAt = append(wasAt, k)
+		side := parent.side[k]
+		j.side = append(j.side, side)
+		if side {
+			j.sides = append(j.sides, len(j.budgeted))
+			if lone, ok := parent.lones[k]; ok { // only a side has a lone form
+				lones[len(j.budgeted)] = lone
+			}
+		}
+		paired := 0
+		if parent.paired != nil {
+			paired = parent.paired[k]
+		}
+		j.budgeted = append(j.budgeted, i)
+		j.texts, j.costs, j.compactCosts = append(j.texts, parent.texts[k]), append(j.costs, before.lineCost(k)), append(j.compactCosts, parent.compactCosts[k])
+		j.paired = append(j.paired, paired)
+		j.rawForm = append(j.rawForm, false)
+		conflicts = conflicts || paired > 0
+	}
 	one := func(i int) {
 		vd := verdicts[i]
 		duplicate := vd.RawDuplicate
@@ -130,15 +152,14 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		// Where the record's verdict was among the parent judgement's budgeted ones: its line
 		// and its place in the priority order may be the parent's.
 		k := before.in(i)
+		shared := before.shared(k, vd)
+		if shared && sidesAsBefore {
+			takeOver(i, k)
+			return
+		}
 		wasAt = append(wasAt, k)
 		text, cost, compactCost, paired := "", 0, 0, 0
-		shared := before.shared(k, vd)
-		var side bool
-		if shared && sidesAsBefore {
-			side = parent.side[k]
-		} else {
-			side = vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)
-		}
+		side := vd.Candidate.Type == model.TypeMemory && judged.Side(vd.Candidate.ID)
 		j.side = append(j.side, side)
 		if side {
 			j.sides = append(j.sides, len(j.budgeted))
@@ -234,24 +255,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 				one(i)
 				continue
 			}
-			wasAt = append(wasAt, k)
-			side := parent.side[k]
-			j.side = append(j.side, side)
-			if side {
-				j.sides = append(j.sides, len(j.budgeted))
-				if lone, ok := parent.lones[k]; ok {
-					lones[len(j.budgeted)] = lone
-				}
-			}
-			paired := 0
-			if parent.paired != nil {
-				paired = parent.paired[k]
-			}
-			j.budgeted = append(j.budgeted, i)
-			j.texts, j.costs, j.compactCosts = append(j.texts, parent.texts[k]), append(j.costs, before.lineCost(k)), append(j.compactCosts, parent.compactCosts[k])
-			j.paired = append(j.paired, paired)
-			j.rawForm = append(j.rawForm, false)
-			conflicts = conflicts || paired > 0
+			takeOver(i, k)
 		}
 	}
 	if took {
@@ -393,14 +397,13 @@ func showsRaw(vd *policy.Verdict) bool {
 // k (in), is the parent judgement's own verdict (JudgeAgain shares those it did not judge
 // again) and shows no raw body, which is read for each judgement.
 func (b *renderedBefore) shared(k int, vd *policy.Verdict) bool {
-	return k >= 0 && b.parent.verdicts[b.parent.budgeted[k]] == vd && vd.Decision.As != model.AsRaw &&
-		(vd.Answer == nil || vd.Answer.As != model.AsRaw)
+	return k >= 0 && b.parent.verdicts[b.parent.budgeted[k]] == vd && !showsRaw(vd)
 }
 
 // find reports whether the line of candidate i, judged vd, whose verdict was the parent's
 // budgeted k (in), is in the parent judgement, and holds it.
 func (b *renderedBefore) find(i, k int, vd *policy.Verdict) bool {
-	if k < 0 || vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw) ||
+	if k < 0 || showsRaw(vd) ||
 		!policy.SameLine(b.parent.verdicts[b.places[i]], vd) {
 		return false
 	}
