@@ -11,9 +11,11 @@ import (
 )
 
 // queryFiles holds one .cypher file per operation. Each starts with a header line
-// `// name: <Name>` that must match its file name, then a comment saying what it does.
+// `// name: <Name>` that must match its file name, then a comment saying what it does. A
+// line `// include: <Part>` stands for the text of queries/parts/<Part>.cypher, which
+// starts with `// part: <Part>`: a part of several statements, written once.
 //
-//go:embed queries/*.cypher
+//go:embed queries/*.cypher queries/parts/*.cypher
 var queryFiles embed.FS
 
 var (
@@ -30,19 +32,52 @@ func loadQueries() {
 		return
 	}
 	for _, e := range entries {
-		body, err := queryFiles.ReadFile(path.Join("queries", e.Name()))
+		if e.IsDir() {
+			continue
+		}
+		name := strings.TrimSuffix(e.Name(), ".cypher")
+		body, err := readHeaded(path.Join("queries", e.Name()), "// name: "+name)
+		if err == nil {
+			body, err = withParts(body)
+		}
 		if err != nil {
 			queriesErr = err
 			return
 		}
-		name := strings.TrimSuffix(e.Name(), ".cypher")
-		first, _, _ := strings.Cut(string(body), "\n")
-		if strings.TrimSpace(first) != "// name: "+name {
-			queriesErr = fmt.Errorf("query file %s: first line must be %q", e.Name(), "// name: "+name)
-			return
-		}
-		queries[name] = string(body)
+		queries[name] = body
 	}
+}
+
+// readHeaded reads a query file whose first line must be header.
+func readHeaded(file, header string) (string, error) {
+	body, err := queryFiles.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	if first, _, _ := strings.Cut(string(body), "\n"); strings.TrimSpace(first) != header {
+		return "", fmt.Errorf("query file %s: first line must be %q", file, header)
+	}
+	return string(body), nil
+}
+
+// withParts replaces each `// include: <Part>` line of a query with the part's text.
+func withParts(body string) (string, error) {
+	lines := strings.SplitAfter(body, "\n")
+	for i, line := range lines {
+		part, ok := strings.CutPrefix(strings.TrimSpace(line), "// include: ")
+		if !ok {
+			continue
+		}
+		text, err := readHeaded(path.Join("queries", "parts", part+".cypher"), "// part: "+part)
+		if err != nil {
+			return "", err
+		}
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		lines[i] = text
+	}
+	return strings.Join(lines, ""), nil
 }
 
 // queryText returns the text of the named query.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -263,11 +264,21 @@ type beginTurnParams struct {
 	CreatedAt      time.Time        `param:"createdAt"`
 	RecordedAt     time.Time        `param:"recordedAt"`
 	Runs           []map[string]any `param:"runs"`
+	// ParticipantID and RunID are the first run's, Since the revisions of the assembler's
+	// copy of the conversation (nil when it holds none): what the statement reads for the
+	// run's first assembly (ConversationRecords' parameters).
+	ParticipantID string `param:"participantId"`
+	RunID         string `param:"runId"`
+	Since         any    `param:"since"`
 }
 
+// beginTurnRow is a row of BeginTurn: a row of ConversationRecords, the head row with the
+// message and runs.
 type beginTurnRow struct {
-	M    props `col:"m"`
-	Runs []any `col:"runs"`
+	Kind   string `col:"kind"`
+	Record props  `col:"record"`
+	M      props  `col:"m"`
+	Runs   []any  `col:"runs"`
 }
 
 var beginTurn = newQuery[beginTurnParams, beginTurnRow]("BeginTurn")
@@ -319,20 +330,37 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 		}
 		p.Runs = append(p.Runs, run)
 	}
-	type begun struct {
-		msg  model.Message
-		runs []model.Run
+	p.ParticipantID, p.RunID = runs[0].ParticipantID, p.Runs[0]["id"].(string)
+	// The assembler's copy, to bring up to date for the run's first assembly: one run's.
+	var copy *lineage.Conversation
+	var resetRev int64
+	if len(runs) == 1 {
+		if c, _ := s.records.Lookup(accountID, p.BranchID); c != nil {
+			copy = c
+			p.Since, resetRev = c.Since()
+		}
 	}
-	read := func(row beginTurnRow, found bool) (begun, error) {
-		if !found || len(row.Runs) != len(runs) {
+	type begun struct {
+		msg     model.Message
+		runs    []model.Run
+		records []recordRow
+	}
+	read := func(rows []beginTurnRow) (begun, error) {
+		out := begun{records: make([]recordRow, len(rows))}
+		for i, row := range rows {
+			out.records[i] = recordRow{Kind: row.Kind, Record: row.Record}
+			if row.Kind != "head" {
+				continue
+			}
+			if row.M != nil {
+				out.msg = messageOf(row.M)
+			}
+			for _, r := range row.Runs {
+				out.runs = append(out.runs, runOf(asProps(r)))
+			}
+		}
+		if len(out.runs) != len(runs) {
 			return begun{}, model.NotFound("branch", p.BranchID)
-		}
-		var out begun
-		if row.M != nil {
-			out.msg = messageOf(row.M)
-		}
-		for _, r := range row.Runs {
-			out.runs = append(out.runs, runOf(asProps(r)))
 		}
 		return out, nil
 	}
@@ -340,11 +368,11 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 	var err error
 	if claim := model.TurnKeyOf(ctx); claim != nil {
 		b, err = writeTx(ctx, s, func(t *tx) (begun, error) {
-			row, found, err := beginTurn.one(t, p)
+			rows, err := beginTurn.all(t, p)
 			if err != nil {
 				return begun{}, err
 			}
-			out, err := read(row, found)
+			out, err := read(rows)
 			if err != nil {
 				return begun{}, err
 			}
@@ -355,10 +383,14 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 			return out, t.recordKeyedTurn(claim, turn)
 		})
 	} else {
-		row, found, qerr := beginTurn.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+		rows, qerr := beginTurn.autoAll(ctx, s, neo4j.AccessModeWrite, p)
 		if err = qerr; err == nil {
-			b, err = read(row, found)
+			b, err = read(rows)
 		}
+	}
+	if err == nil && copy != nil {
+		// Committed: what the statement read is the conversation as of the turn.
+		s.keepTurnRead(accountID, p.RunID, copy, resetRev, b.records)
 	}
 	return b.msg, b.runs, err
 }

@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"context"
+	"sync"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -120,6 +121,18 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 // lineage of the requested branch selected from it as of req.AsOf (lineage.Conversation's
 // Select).
 func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model.AssemblyRequest, opts model.SnapshotOptions) (model.Snapshot, error) {
+	if t := s.turnReads.take(req.RunID); t != nil && !opts.Fresh && t.read.P.str("id") == req.ParticipantID {
+		if copy, _ := s.records.Lookup(accountID, req.BranchID); copy == t.copy {
+			// The run's turn began with this read, in its own transaction (beginTurn).
+			copy.RLock()
+			defer copy.RUnlock()
+			snap, shared, err := buildSnapshot(copy, &t.read, forksOf(t.read.Branches), req, opts)
+			if shared {
+				s.records.CountShared()
+			}
+			return snap, err
+		}
+	}
 	var copy *lineage.Conversation
 	release := func() {}
 	defer func() { release() }()
@@ -159,6 +172,20 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		}
 		copy = lineage.NewConversation(read.ConversationID, read.ResetRev)
 	}
+	branches := s.merge(accountID, copy, &read, !opts.Fresh)
+	release()
+	copy.RLock()
+	defer copy.RUnlock()
+	snap, shared, err := buildSnapshot(copy, &read, branches, req, opts)
+	if shared {
+		s.records.CountShared()
+	}
+	return snap, err
+}
+
+// merge brings a copy up to date with a read of the conversation's changes since it (or
+// of all of it) and returns the conversation's branches; keep stores the copy in the cache.
+func (s *Store) merge(accountID string, copy *lineage.Conversation, read *conversationRead, keep bool) []lineage.Fork {
 	branches := forksOf(read.Branches)
 	copy.Lock()
 	for _, r := range read.Runs {
@@ -182,17 +209,69 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		participants[i] = participantOf(asProps(v))
 	}
 	copy.KnowParticipants(participants)
-	if !opts.Fresh {
+	if keep {
 		s.records.Store(accountID, branches, copy)
 	}
-	release()
-	copy.RLock()
-	defer copy.RUnlock()
-	snap, shared, err := buildSnapshot(copy, &read, branches, req, opts)
-	if shared {
-		s.records.CountShared()
+	return branches
+}
+
+// keepTurnRead brings a copy up to date with what a turn's first statement read (rows,
+// ConversationRecords' since the revisions the copy held, with its count of deletions
+// resetRev) and keeps the head for the first assembly of the run.
+func (s *Store) keepTurnRead(accountID, runID string, copy *lineage.Conversation, resetRev int64, rows []recordRow) {
+	read, found := gather(rows)
+	if !found || copy.ID() != read.ConversationID || read.ResetRev != resetRev {
+		return
 	}
-	return snap, err
+	s.records.CountRead(false)
+	s.merge(accountID, copy, &read, true)
+	read.Messages, read.Calls, read.Artifacts, read.Memories, read.Checkpoints, read.Skills, read.Runs = nil, nil, nil, nil, nil, nil, nil
+	s.turnReads.put(runID, &turnRead{copy: copy, read: read})
+}
+
+// turnRead is the read a turn's first statement made for its run's first assembly
+// (beginTurn): the copy it brought up to date, and the head it read.
+type turnRead struct {
+	copy *lineage.Conversation
+	read conversationRead
+}
+
+// maxTurnReads bounds the turn reads kept for assemblies that have not come: a run whose
+// turn failed before its assembly leaves its read behind.
+const maxTurnReads = 256
+
+// turnReads are the turn reads kept by run id until the run's first assembly takes them.
+type turnReads struct {
+	mu    sync.Mutex
+	byRun map[string]*turnRead
+	order []string
+}
+
+// put keeps a turn read for a run, dropping the oldest beyond maxTurnReads.
+func (tr *turnReads) put(runID string, t *turnRead) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.byRun == nil {
+		tr.byRun = map[string]*turnRead{}
+	}
+	tr.byRun[runID] = t
+	tr.order = append(tr.order, runID)
+	for len(tr.order) > maxTurnReads {
+		delete(tr.byRun, tr.order[0])
+		tr.order = tr.order[1:]
+	}
+}
+
+// take returns and forgets the turn read of a run, or nil.
+func (tr *turnReads) take(runID string) *turnRead {
+	if runID == "" {
+		return nil
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	t := tr.byRun[runID]
+	delete(tr.byRun, runID)
+	return t
 }
 
 // forksOf reads the conversation's branches as ConversationRecords lists them ({id,

@@ -88,6 +88,8 @@ type Store struct {
 	// records is the assembler's cache of conversation copies (lineage.Cache); nil when
 	// disabled with SetRecordCache(0).
 	records *lineage.Cache
+	// turnReads are reads of the turns' first statements, for their runs' first assemblies.
+	turnReads turnReads
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
 	// tool results, batching those of concurrent requests (groupCommit).
 	assemblyRecords, toolCalls, toolResults groupCommit
@@ -245,6 +247,9 @@ func QueriesRun() []string { return coverage.ran() }
 
 // QueryNames lists every embedded query.
 func QueryNames() []string { return allQueryNames() }
+
+// QueryText returns the text of a named query as it is run, its parts included.
+func QueryText(name string) (string, error) { return queryText(name) }
 
 // newID returns a fresh, time-ordered id with a prefix naming its label, so that ids read
 // well in Neo4j Browser.

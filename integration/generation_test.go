@@ -912,6 +912,19 @@ func TestGenerationWritesTheRequestedToolCallsWithTheModelCall(t *testing.T) {
 
 // branchParticipantReads is how many times this process has read a branch's participants
 // from the graph (BranchParticipants).
+// anotherServer is a server of the harness's configuration with a store of its own, so
+// with copies of its own, over the same Neo4j.
+func (h *harness) anotherServer() *harness {
+	h.t.Helper()
+	other := *h
+	cfg := h.cfg
+	cfg.Store = openStore(h.t.TempDir())
+	store := cfg.Store
+	h.t.Cleanup(func() { _ = store.Close(context.Background()) })
+	other.wire(cfg)
+	return &other
+}
+
 func branchParticipantReads() int64 { return cypher.QueryTimes()["BranchParticipants"].Runs }
 
 // A turn's participants are resolved from the assembler's copy of the conversation when it
@@ -947,18 +960,63 @@ func TestGenerationResolvesFromTheAssemblersCopy(t *testing.T) {
 		}
 	}
 
-	// Another server (its own store, so its own copies) deletes the conversation; this one
-	// still holds its copy.
-	other := *h
-	cfg := h.cfg
-	cfg.Store = openStore(t.TempDir())
-	store := cfg.Store
-	t.Cleanup(func() { _ = store.Close(context.Background()) })
-	other.wire(cfg)
+	// Another server deletes the conversation; this one still holds its copy.
+	other := h.anotherServer()
 	other.must(204, "DELETE", "/v1/conversations/"+conv, nil)
 	h.expectError(turn(ids, "after the deletion"), 404, "not_found", "")
 	// The turn's first write (its user message and run, one statement) found no branch.
 	if n := cypherCount(t, `MATCH (m:Message {content: 'after the deletion'}) RETURN count(m)`, nil); n != 0 {
 		t.Errorf("a turn on a deleted conversation wrote %d nodes", n)
+	}
+}
+
+// A turn's first statement (its user message and run) also reads what changed in the
+// conversation since the assembler's copy, so the turn's first assembly reads nothing of
+// its own once the copy exists; a write another server made between two turns comes in
+// with that read (a replay would not show its absence: it reads as of the assembly's asOf),
+// and every assembly replays identical from a fresh read.
+func TestGenerationAssemblesFromItsTurnsRead(t *testing.T) {
+	h := newProviderHarness(t)
+	_, branch, ids := h.conversationWith([3]string{"dev", "", ""})
+	reads := func() int64 { return cypher.QueryTimes()["ConversationRecords"].Runs }
+	turn := func(content string) string {
+		t.Helper()
+		out := h.must(201, "POST", "/v1/generations", map[string]any{"branchId": branch, "participantIds": ids,
+			"userMessage": map[string]any{"content": content}})
+		return str(out["runs"].([]any)[0].(map[string]any), "assemblyId")
+	}
+	var assemblies []string
+	before := reads()
+	assemblies = append(assemblies, turn("the first turn: no copy yet"))
+	if got := reads() - before; got != 1 {
+		t.Errorf("the first turn read the conversation %d times, want 1", got)
+	}
+	before = reads()
+	assemblies = append(assemblies, turn("the second turn"))
+	if got := reads() - before; got != 0 {
+		t.Errorf("the second turn's assembly read the conversation %d times, want 0 (its turn's read)", got)
+	}
+
+	// Another server writes on the branch.
+	other := h.anotherServer()
+	elsewhere := str(other.must(201, "POST", "/v1/branches/"+branch+"/messages",
+		map[string]any{"role": "user", "content": "written through another server"}), "id")
+	before = reads()
+	third := turn("the third turn")
+	assemblies = append(assemblies, third)
+	if got := reads() - before; got != 0 {
+		t.Errorf("the third turn's assembly read the conversation %d times, want 0 (its turn's read)", got)
+	}
+	included := map[string]bool{}
+	for _, inc := range h.must(200, "GET", "/v1/assemblies/"+third, nil)["included"].([]any) {
+		included[str(inc.(map[string]any), "ref")] = true
+	}
+	if !included[elsewhere] {
+		t.Errorf("the third turn's assembly left out the message another server wrote before it (%s)", elsewhere)
+	}
+	for _, id := range assemblies {
+		if rep := h.must(200, "POST", "/v1/assemblies/"+id+"/replay", nil); rep["identical"] != true {
+			t.Errorf("assembly %s: replayed from a fresh read it differs: %v", id, rep["differences"])
+		}
 	}
 }

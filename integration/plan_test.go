@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/ctxgraph/ctxgraph/cypher"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
 
@@ -181,7 +180,7 @@ func TestStepStatementsDoNotGrowWithHistory(t *testing.T) {
 // the code under test, and returns the plan Neo4j executed.
 func profile(t *testing.T, name string, params map[string]any) neo4j.ProfiledPlan {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join("..", "cypher", "queries", name+".cypher"))
+	text, err := cypher.QueryText(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +254,11 @@ func TestConversationReadAnswersARowPerRecord(t *testing.T) {
 		t.Fatalf("seeding: %v", err)
 	}
 	branch := sum.Deepest()
-	text, err := os.ReadFile(filepath.Join("..", "cypher", "queries", "ConversationRecords.cypher"))
+	text, err := cypher.QueryText("ConversationRecords")
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := cypherQuery(t, string(text), map[string]any{"accountId": h.account, "branchId": branch.ID,
+	recs := cypherQuery(t, text, map[string]any{"accountId": h.account, "branchId": branch.ID,
 		"participantId": branch.LastRunParticipantID, "runId": branch.LastRunID, "since": map[string]any{}})
 	want := cypherCount(t, `MATCH (n {conversationId: $c}) WHERE n.accountId = $a AND n.branchId IS NOT NULL
 		AND (n:Message OR n:ToolCall OR n:ToolArtifact OR n:ToolMemory OR n:Checkpoint OR n:SkillState OR n:ModelRun)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ctxgraph/ctxgraph/cypher"
 	"net"
 	"net/http"
 	"os"
@@ -224,6 +225,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 		out.Err = fmt.Sprintf(format, args...)
 	}
 	b.steps.take()
+	queriesBefore := cypher.QueryTimes()
 	for i := 0; i < n+10; i++ {
 		stream := i >= n
 		if i == n {
@@ -266,6 +268,7 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 			dropAdded = append(dropAdded, a)
 		}
 	}
+	logf("generation %s: the statements of the generations and drop-in calls: %s", row.name(), statementMeans(queryTimesSince(queriesBefore)))
 	// Time to the first delta, ctxgraph and llm-katan alternated.
 	for i := 0; i < 20; i++ {
 		ft, asmID, err := b.firstDelta(ctx, b.generationBody(target.ID, target.LastRunParticipantID, 1000+i, true))

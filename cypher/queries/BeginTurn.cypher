@@ -8,6 +8,10 @@
 // The latest message is read from the (branchId, seq) index in descending order, cut at the
 // first: ordering on both of the index's properties lets the planner take the index's order
 // instead of sorting every message of the branch (TestStepStatementsDoNotGrowWithHistory).
+// Then, in the same transaction, it reads what the assembler reads (ConversationRecords,
+// for $participantId and $runId: the first run's) since the revisions of the assembler's
+// copy in $since, when it holds one ($since null reads the head only): the turn's first
+// assembly then needs no read of its own. The message and runs come on the head row.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b._lock = true REMOVE b._lock
 WITH b
@@ -46,4 +50,7 @@ CREATE (r:ModelRun {id: run.id, accountId: $accountId, conversationId: b.convers
 CREATE (r)-[:ON_BRANCH]->(b)
 CREATE (r)-[:BY]->(p)
 FOREACH (t IN CASE WHEN m IS NULL THEN [] ELSE [m] END | CREATE (r)-[:TRIGGERED_BY]->(t))
-RETURN m, collect(r) AS runs
+WITH b, m, collect(r) AS runs
+MATCH (cv:Conversation {id: b.conversationId, accountId: $accountId})
+// include: ConversationChanges
+RETURN kind, record, CASE kind WHEN 'head' THEN m END AS m, CASE kind WHEN 'head' THEN runs END AS runs
