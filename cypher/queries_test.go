@@ -66,3 +66,32 @@ func guardedBackfill(stmt string) bool {
 	m := backfill.FindStringSubmatch(stmt)
 	return m != nil && m[1] == m[3] && m[2] == m[4] && (m[6] == "" || m[6] == m[1])
 }
+
+// A query's `// include:` lines are replaced by their parts, so ConversationRecords and
+// BeginTurn run the same read, and a part is no query of its own.
+func TestQueryPartsAreIncluded(t *testing.T) {
+	for _, name := range QueryNames() {
+		text, err := queryText(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "// include:") {
+				t.Errorf("%s still holds %q", name, line)
+			}
+		}
+	}
+	part, err := queryFiles.ReadFile("queries/parts/ConversationChanges.cypher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(part), "\n")
+	for _, name := range []string{"ConversationRecords", "BeginTurn"} {
+		if text, _ := queryText(name); !strings.Contains(text, body) {
+			t.Errorf("%s does not hold the part ConversationChanges", name)
+		}
+	}
+	if _, err := queryText("ConversationChanges"); err == nil {
+		t.Error("the part ConversationChanges is a query of its own")
+	}
+}
