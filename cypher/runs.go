@@ -7,7 +7,6 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/ctxgraph/ctxgraph/lineage"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -24,8 +23,10 @@ var (
 		ArtifactIDs []string `col:"artifactIds"`
 	}]("RunToolCalls")
 	claimRunStep = newQuery[claimStepParams, struct {
-		R       props `col:"r"`
-		Claimed bool  `col:"claimed"`
+		Kind    string `col:"kind"`
+		Record  props  `col:"record"`
+		R       props  `col:"r"`
+		Claimed bool   `col:"claimed"`
 	}]("ClaimRunStep")
 	releaseRunStep = newQuery[releaseStepParams, noRows]("ReleaseRunStep")
 )
@@ -99,6 +100,10 @@ type claimStepParams struct {
 	StaleBefore time.Time `param:"staleBefore"`
 	LeaseUntil  time.Time `param:"leaseUntil,null"`
 	LeaseHolder string    `param:"leaseHolder,null"`
+	// ParticipantID is the run's, Since the revisions of the assembler's copy (nil for none):
+	// what the statement reads for the step's first assembly.
+	ParticipantID string `param:"participantId"`
+	Since         any    `param:"since"`
 }
 
 type releaseStepParams struct {
@@ -332,13 +337,9 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 	}
 	p.ParticipantID, p.RunID = runs[0].ParticipantID, p.Runs[0]["id"].(string)
 	// The assembler's copy, to bring up to date for the run's first assembly: one run's.
-	var copy *lineage.Conversation
-	var resetRev int64
+	var tc turnCopy
 	if len(runs) == 1 {
-		if c, _ := s.records.Lookup(accountID, p.BranchID); c != nil {
-			copy = c
-			p.Since, resetRev = c.Since()
-		}
+		tc, p.Since = s.turnCopy(accountID, p.BranchID)
 	}
 	type begun struct {
 		msg     model.Message
@@ -388,9 +389,9 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 			b, err = read(rows)
 		}
 	}
-	if err == nil && copy != nil {
+	if err == nil {
 		// Committed: what the statement read is the conversation as of the turn.
-		s.keepTurnRead(accountID, p.RunID, copy, resetRev, b.records)
+		tc.keep(s, accountID, p.RunID, b.records)
 	}
 	return b.msg, b.runs, err
 }
@@ -644,36 +645,52 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 // ClaimRunStep claims a running run, or reopens an interrupted one, for one model call
 // under lease, and returns it as claimed; KindConflict when the run has otherwise ended or
 // another call holds it: a live lease, or a claim without one newer than model.TurnHold.
-func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, lease model.RunLease) (model.Run, error) {
-	return writeTx(ctx, s, func(t *tx) (model.Run, error) {
+func (s *Store) ClaimRunStep(ctx context.Context, accountID string, run model.Run, claim string, lease model.RunLease) (model.Run, error) {
+	tc, since := s.turnCopy(accountID, run.BranchID)
+	var records []recordRow
+	claimed, err := writeTx(ctx, s, func(t *tx) (model.Run, error) {
 		now := s.Now().UTC()
 		leaseUntil, holder := s.leaseEnd(lease)
-		row, found, err := claimRunStep.one(t, claimStepParams{
-			AccountID: accountID, RunID: runID, Claim: claim, Now: now, StaleBefore: now.Add(-model.TurnHold),
-			LeaseUntil: leaseUntil, LeaseHolder: holder,
+		rows, err := claimRunStep.all(t, claimStepParams{
+			AccountID: accountID, RunID: run.ID, Claim: claim, Now: now, StaleBefore: now.Add(-model.TurnHold),
+			LeaseUntil: leaseUntil, LeaseHolder: holder, ParticipantID: run.ParticipantID, Since: since,
 		})
-		switch {
-		case err != nil:
+		if err != nil {
 			return model.Run{}, err
-		case !found:
-			return model.Run{}, model.NotFound("run", runID)
 		}
-		run := runOf(row.R)
-		if !row.Claimed {
-			if run.Status != model.RunStatusRunning {
-				return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", runID, run.Status)
+		records = make([]recordRow, len(rows))
+		var head props
+		taken := false
+		for i, row := range rows {
+			records[i] = recordRow{Kind: row.Kind, Record: row.Record}
+			if row.Kind == "head" {
+				head, taken = row.R, row.Claimed
 			}
-			held := row.R.time("leaseUntil")
+		}
+		if head == nil {
+			return model.Run{}, model.NotFound("run", run.ID)
+		}
+		claimed := runOf(head)
+		if !taken {
+			if claimed.Status != model.RunStatusRunning {
+				return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", run.ID, claimed.Status)
+			}
+			held := head.time("leaseUntil")
 			if held.IsZero() {
-				held = row.R.time("stepClaimedAt").Add(model.TurnHold)
+				held = head.time("stepClaimedAt").Add(model.TurnHold)
 			}
 			// Counted from now, after the statement: the lease it read may have been taken
 			// after this transaction began, and is then up to a whole term from now.
 			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now()),
-				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", runID)}
+				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", run.ID)}
 		}
-		return run, nil
+		return claimed, nil
 	})
+	if err == nil {
+		// Committed: what the statement read is the conversation as of the claim.
+		tc.keep(s, accountID, run.ID, records)
+	}
+	return claimed, err
 }
 
 // ReleaseRunStep releases a run's step claim that no model call followed.

@@ -215,6 +215,32 @@ func (s *Store) merge(accountID string, copy *lineage.Conversation, read *conver
 	return branches
 }
 
+// turnCopy is the assembler's copy of a conversation as a turn's first statement found it
+// (nil when there was none), with its count of deletions then.
+type turnCopy struct {
+	copy     *lineage.Conversation
+	resetRev int64
+}
+
+// turnCopy returns the copy of a branch's conversation for a turn's first statement to bring
+// up to date, and the revisions it holds as that statement's $since (nil when there is no
+// copy: the statement then reads the head only).
+func (s *Store) turnCopy(accountID, branchID string) (tc turnCopy, since any) {
+	if c, _ := s.records.Lookup(accountID, branchID); c != nil {
+		tc.copy = c
+		since, tc.resetRev = c.Since()
+	}
+	return tc, since
+}
+
+// keep brings the copy up to date with what the statement read (rows), once it committed,
+// for the first assembly of the run (keepTurnRead).
+func (tc turnCopy) keep(s *Store, accountID, runID string, rows []recordRow) {
+	if tc.copy != nil {
+		s.keepTurnRead(accountID, runID, tc.copy, tc.resetRev, rows)
+	}
+}
+
 // keepTurnRead brings a copy up to date with what a turn's first statement read (rows,
 // ConversationRecords' since the revisions the copy held, with its count of deletions
 // resetRev) and keeps the head for the first assembly of the run.

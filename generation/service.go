@@ -321,7 +321,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 // steps with the tools the run offers (reoffer), replying to the run's trigger message.
 func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind model.RuntimeKind, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
-	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run.ID, claim, s.lease())
+	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run, claim, s.lease())
 	if err != nil {
 		return model.Generation{}, err
 	}

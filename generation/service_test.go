@@ -61,8 +61,8 @@ func (f *fakeGraph) BeginTurn(_ context.Context, _ string, msg *model.NewMessage
 
 func (f *fakeGraph) Run(context.Context, string, string) (model.Run, error) { return f.run, nil }
 
-func (f *fakeGraph) ClaimRunStep(_ context.Context, _, runID, _ string, _ model.RunLease) (model.Run, error) {
-	f.write("claim %s", runID)
+func (f *fakeGraph) ClaimRunStep(_ context.Context, _ string, run model.Run, _ string, _ model.RunLease) (model.Run, error) {
+	f.write("claim %s", run.ID)
 	return f.run, nil
 }
 

@@ -205,17 +205,28 @@ func first(r map[string]any, k string) map[string]any {
 	return m
 }
 
-func TestGenerationToolLoopOpenAI(t *testing.T) {
-	const key = "sk-test-ctxgraph-4711"
-	fake := newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
+// sheetLoopKey is the key of sheetLoop's provider.
+const sheetLoopKey = "sk-test-ctxgraph-4711"
+
+// sheetLoop is a harness whose openai provider, a fake, asks for sheet_read on its first
+// call and answers text after, with a conversation of one participant on it.
+func sheetLoop(t *testing.T) (h *harness, fake *protocolServer, conv, branch string, ids []string) {
+	t.Helper()
+	fake = newProtocolServer(t, "/v1/chat/completions", func(n int, req map[string]any) (int, map[string]string, any) {
 		if n == 0 {
 			return 200, nil, openAIToolCall("call_abc", "sheet_read", `{"sheet":"q3"}`)
 		}
 		return 200, nil, openAIText("Q3 revenue was 4.2M in the north.")
 	})
-	t.Setenv("CTXGRAPH_TEST_OPENAI_KEY", key)
-	h := newProviderHarness(t, openAIAt(t, fake, key)...)
-	conv, branch, ids := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	t.Setenv("CTXGRAPH_TEST_OPENAI_KEY", sheetLoopKey)
+	h = newProviderHarness(t, openAIAt(t, fake, sheetLoopKey)...)
+	conv, branch, ids = h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	return h, fake, conv, branch, ids
+}
+
+func TestGenerationToolLoopOpenAI(t *testing.T) {
+	const key = sheetLoopKey
+	h, fake, conv, branch, ids := sheetLoop(t)
 
 	gen := h.must(201, "POST", "/v1/generations", map[string]any{
 		"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "find the Q3 numbers"},
@@ -1018,5 +1029,44 @@ func TestGenerationAssemblesFromItsTurnsRead(t *testing.T) {
 		if rep := h.must(200, "POST", "/v1/assemblies/"+id+"/replay", nil); rep["identical"] != true {
 			t.Errorf("assembly %s: replayed from a fresh read it differs: %v", id, rep["differences"])
 		}
+	}
+}
+
+// A continue's claim of its run (ClaimRunStep) also reads what changed since the
+// assembler's copy, as a turn's first statement does: the step's assembly reads nothing of
+// its own, and a tool result posted through another server comes in with that read.
+func TestGenerationContinuesFromItsClaimsRead(t *testing.T) {
+	h, _, _, branch, ids := sheetLoop(t)
+	reads := func() int64 { return cypher.QueryTimes()["ConversationRecords"].Runs }
+	run := first(h.must(201, "POST", "/v1/generations", map[string]any{
+		"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "find the Q3 numbers"},
+		"tools": []any{sheetTool}, "toolChoice": "auto",
+	}), "runs")
+	if run["status"] != "awaiting_tools" {
+		t.Fatalf("first call: got run %v, want awaiting_tools", run)
+	}
+	runID, callID := str(run, "runId"), str(first(run, "toolCalls"), "id")
+
+	// The result goes through another server: this one's copy does not hold it.
+	artifact := str(h.anotherServer().must(201, "POST", "/v1/tool-calls/"+callID+"/result", map[string]any{
+		"status": "succeeded", "result": map[string]any{"rows": []any{[]any{"north", 4.2}}}}), "artifactId")
+	before := reads()
+	done := first(h.must(200, "POST", "/v1/runs/"+runID+"/continue", map[string]any{}), "runs")
+	if done["status"] != "completed" {
+		t.Fatalf("continue: got run %v, want completed", done)
+	}
+	if got := reads() - before; got != 0 {
+		t.Errorf("the continue's assembly read the conversation %d times, want 0 (its claim's read)", got)
+	}
+	asm := str(done, "assemblyId")
+	included := map[string]bool{}
+	for _, inc := range h.must(200, "GET", "/v1/assemblies/"+asm, nil)["included"].([]any) {
+		included[str(inc.(map[string]any), "ref")] = true
+	}
+	if !included[artifact] {
+		t.Errorf("the continue's assembly left out the result posted through another server (%s): %v", artifact, included)
+	}
+	if rep := h.must(200, "POST", "/v1/assemblies/"+asm+"/replay", nil); rep["identical"] != true {
+		t.Errorf("the continue's assembly replayed from a fresh read differs: %v", rep["differences"])
 	}
 }

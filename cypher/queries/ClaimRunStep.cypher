@@ -6,7 +6,10 @@
 // died), or a claim without a lease is older than $staleBefore. A run that ended
 // interrupted or database_unavailable (by what befell its server, not its model) is
 // reopened: running again, its end and error removed, its interruptions counted. Returns the run as claimed (with the tools it offers, read under the lock; as it
-// was when not claimed, with the lease that holds it) and whether the claim was taken.
+// was when not claimed, with the lease that holds it) and whether the claim was taken, on
+// the head row of what the assembler reads (ConversationRecords, for $participantId, the
+// run's participant, and the run) since the revisions of its copy in $since ($since null
+// reads the head only), as BeginTurn does: the step's first assembly then reads nothing.
 MATCH (r:ModelRun {id: $runId, accountId: $accountId})
 MATCH (b:Branch {id: r.branchId})
 SET b._lock = true REMOVE b._lock
@@ -24,4 +27,7 @@ CALL (r, claimed) {
   WITH r WHERE claimed
   SET r.stepClaim = $claim, r.stepClaimedAt = $now, r.leaseUntil = $leaseUntil, r.leaseHolder = $leaseHolder
 }
-RETURN r, claimed
+WITH r, claimed
+MATCH (cv:Conversation {id: r.conversationId, accountId: $accountId})
+// include: ConversationChanges
+RETURN kind, record, CASE kind WHEN 'head' THEN r END AS r, CASE kind WHEN 'head' THEN claimed END AS claimed
