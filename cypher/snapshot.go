@@ -121,25 +121,47 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 // lineage of the requested branch selected from it as of req.AsOf (lineage.Conversation's
 // Select).
 func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model.AssemblyRequest, opts model.SnapshotOptions) (model.Snapshot, error) {
-	if t := s.turnReads.take(req.RunID); t != nil && !opts.Fresh && t.read.P.str("id") == req.ParticipantID {
-		if copy, _ := s.records.Lookup(accountID, req.BranchID); copy == t.copy {
-			// The run's turn began with this read, in its own transaction (beginTurn).
-			copy.RLock()
-			defer copy.RUnlock()
-			snap, shared, err := buildSnapshot(copy, &t.read, forksOf(t.read.Branches), req, opts)
-			if shared {
-				s.records.CountShared()
-			}
-			return snap, err
-		}
+	copy, read, err := s.turnCopyRead(accountID, req, opts)
+	if copy == nil {
+		copy, read, err = s.readCopy(ctx, accountID, req, opts)
 	}
+	if err != nil {
+		return model.Snapshot{}, err
+	}
+	copy.RLock()
+	defer copy.RUnlock()
+	snap, shared, err := buildSnapshot(copy, &read, forksOf(read.Branches), req, opts)
+	if shared {
+		s.records.CountShared()
+	}
+	return snap, err
+}
+
+// turnCopyRead returns the copy and the head that the run's turn began with (its first
+// statement's read, beginTurn or ClaimRunStep), when this is the run's first assembly, of its
+// participant, on the copy the cache still holds; nil otherwise.
+func (s *Store) turnCopyRead(accountID string, req model.AssemblyRequest, opts model.SnapshotOptions) (*lineage.Conversation, conversationRead, error) {
+	t := s.turnReads.take(req.RunID)
+	if t == nil || opts.Fresh || t.read.P.str("id") != req.ParticipantID {
+		return nil, conversationRead{}, nil
+	}
+	if copy, _ := s.records.Lookup(accountID, req.BranchID); copy != t.copy {
+		return nil, conversationRead{}, nil
+	}
+	return t.copy, t.read, nil
+}
+
+// readCopy brings the copy of the conversation up to date with one ConversationRecords read,
+// or reads it in full (no copy, a deletion since, or opts.Fresh), and returns it with the
+// read.
+func (s *Store) readCopy(ctx context.Context, accountID string, req model.AssemblyRequest, opts model.SnapshotOptions) (*lineage.Conversation, conversationRead, error) {
 	var copy *lineage.Conversation
 	release := func() {}
 	defer func() { release() }()
 	for !opts.Fresh && s.records != nil {
 		c, err := s.cachedCopy(ctx, accountID, req.BranchID)
 		if err != nil {
-			return model.Snapshot{}, err
+			return nil, conversationRead{}, err
 		}
 		if c != nil {
 			copy = c
@@ -149,7 +171,7 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 		// then wait for it and take its copy.
 		lead, done, err := s.records.FirstRead(ctx, accountID+"/"+req.BranchID)
 		if err != nil {
-			return model.Snapshot{}, translate(err)
+			return nil, conversationRead{}, translate(err)
 		}
 		if lead {
 			release = done
@@ -162,30 +184,23 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 	}
 	read, err := s.readConversation(ctx, accountID, req, since)
 	if err != nil {
-		return model.Snapshot{}, err
+		return nil, conversationRead{}, err
 	}
 	if copy == nil || copy.ID() != read.ConversationID || read.ResetRev != resetRev {
 		if len(since) > 0 {
 			if read, err = s.readConversation(ctx, accountID, req, map[string]int64{}); err != nil {
-				return model.Snapshot{}, err
+				return nil, conversationRead{}, err
 			}
 		}
 		copy = lineage.NewConversation(read.ConversationID, read.ResetRev)
 	}
-	branches := s.merge(accountID, copy, &read, !opts.Fresh)
-	release()
-	copy.RLock()
-	defer copy.RUnlock()
-	snap, shared, err := buildSnapshot(copy, &read, branches, req, opts)
-	if shared {
-		s.records.CountShared()
-	}
-	return snap, err
+	s.merge(accountID, copy, &read, !opts.Fresh)
+	return copy, read, nil
 }
 
 // merge brings a copy up to date with a read of the conversation's changes since it (or
-// of all of it) and returns the conversation's branches; keep stores the copy in the cache.
-func (s *Store) merge(accountID string, copy *lineage.Conversation, read *conversationRead, keep bool) []lineage.Fork {
+// of all of it); keep stores the copy in the cache.
+func (s *Store) merge(accountID string, copy *lineage.Conversation, read *conversationRead, keep bool) {
 	branches := forksOf(read.Branches)
 	copy.Lock()
 	for _, r := range read.Runs {
@@ -212,7 +227,6 @@ func (s *Store) merge(accountID string, copy *lineage.Conversation, read *conver
 	if keep {
 		s.records.Store(accountID, branches, copy)
 	}
-	return branches
 }
 
 // turnCopy is the assembler's copy of a conversation as a turn's first statement found it
@@ -233,30 +247,25 @@ func (s *Store) turnCopy(accountID, branchID string) (tc turnCopy, since any) {
 	return tc, since
 }
 
-// keep brings the copy up to date with what the statement read (rows), once it committed,
-// for the first assembly of the run (keepTurnRead).
+// keep brings the copy up to date with what the statement read (rows: ConversationRecords'
+// since the revisions the copy held), once it committed, and keeps the head for the first
+// assembly of the run. A copy whose conversation was deleted from since is left as it is.
 func (tc turnCopy) keep(s *Store, accountID, runID string, rows []recordRow) {
-	if tc.copy != nil {
-		s.keepTurnRead(accountID, runID, tc.copy, tc.resetRev, rows)
+	if tc.copy == nil {
+		return
 	}
-}
-
-// keepTurnRead brings a copy up to date with what a turn's first statement read (rows,
-// ConversationRecords' since the revisions the copy held, with its count of deletions
-// resetRev) and keeps the head for the first assembly of the run.
-func (s *Store) keepTurnRead(accountID, runID string, copy *lineage.Conversation, resetRev int64, rows []recordRow) {
 	read, found := gather(rows)
-	if !found || copy.ID() != read.ConversationID || read.ResetRev != resetRev {
+	if !found || tc.copy.ID() != read.ConversationID || read.ResetRev != tc.resetRev {
 		return
 	}
 	s.records.CountRead(false)
-	s.merge(accountID, copy, &read, true)
+	s.merge(accountID, tc.copy, &read, true)
 	read.Messages, read.Calls, read.Artifacts, read.Memories, read.Checkpoints, read.Skills, read.Runs = nil, nil, nil, nil, nil, nil, nil
-	s.turnReads.put(runID, &turnRead{copy: copy, read: read})
+	s.turnReads.put(runID, &turnRead{copy: tc.copy, read: read})
 }
 
 // turnRead is the read a turn's first statement made for its run's first assembly
-// (beginTurn): the copy it brought up to date, and the head it read.
+// (beginTurn, ClaimRunStep): the copy it brought up to date, and the head it read.
 type turnRead struct {
 	copy *lineage.Conversation
 	read conversationRead
