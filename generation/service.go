@@ -109,6 +109,9 @@ const (
 	StepRecordWait Step = "record_wait"
 	// StepFinish records what came back: the answer and the run's end, or the tool calls.
 	StepFinish Step = "finish"
+	// StepClaim is what a continue or a resume does before its assembly: it reads the run,
+	// claims its step and resolves its participant.
+	StepClaim Step = "claim"
 )
 
 // timed reports the time since start for step to Observe, when set, and returns now, the
@@ -205,6 +208,7 @@ func (s *Service) completeTurn(ctx context.Context, accountID string, turn model
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			start := time.Now()
 			run, err := s.Graph.Run(ctx, accountID, id)
 			if err != nil {
 				errs[i] = err
@@ -214,7 +218,7 @@ func (s *Service) completeTurn(ctx context.Context, accountID string, turn model
 				// Tools and tool choice are the run's: the request that began it offered them.
 				again := sr
 				again.options.Tools, again.options.ToolChoice, again.options.ToolsNamed = nil, "", false
-				gen, err := s.callAgain(ctx, accountID, run, run.RuntimeKind, again, nil)
+				gen, err := s.callAgain(ctx, start, accountID, run, run.RuntimeKind, again, nil)
 				if len(gen.Runs) > 0 {
 					out.Runs[i] = gen.Runs[0]
 				}
@@ -287,6 +291,7 @@ func (s *Service) answerOf(ctx context.Context, accountID string, run model.Run)
 
 // Continue calls the model again for a run whose calls all have results.
 func (s *Service) Continue(ctx context.Context, accountID string, req model.ContinueRequest) (model.Generation, error) {
+	start := time.Now()
 	run, err := s.callableRun(ctx, accountID, req.RunID, "continue")
 	if err != nil {
 		return model.Generation{}, err
@@ -296,7 +301,7 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	if run.ModelCalls == 0 && run.Interruptions == 0 && !resumable(run) {
 		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
 	}
-	return s.callAgain(ctx, accountID, run, run.RuntimeKind, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, func() error {
+	return s.callAgain(ctx, start, accountID, run, run.RuntimeKind, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, func() error {
 		requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
 		if err != nil {
 			return err
@@ -315,11 +320,12 @@ func (s *Service) Continue(ctx context.Context, accountID string, req model.Cont
 	})
 }
 
-// callAgain makes another model call of a running or resumable run, assembled as kind: it
-// claims the run's step under this process's lease (so that two callers never call its
-// model at once; a resumable run is reopened), runs check, if any, under the claim, and
-// steps with the tools the run offers (reoffer), replying to the run's trigger message.
-func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run, kind model.RuntimeKind, sr stepRequest, check func() error) (model.Generation, error) {
+// callAgain makes another model call of a running or resumable run, assembled as kind (the
+// caller began reading it at start): it claims the run's step under this process's lease
+// (so that two callers never call its model at once; a resumable run is reopened), runs
+// check, if any, under the claim, and steps with the tools the run offers (reoffer),
+// replying to the run's trigger message.
+func (s *Service) callAgain(ctx context.Context, start time.Time, accountID string, run model.Run, kind model.RuntimeKind, sr stepRequest, check func() error) (model.Generation, error) {
 	claim := uuid.NewString()
 	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run, claim, s.lease())
 	if err != nil {
@@ -356,6 +362,7 @@ func (s *Service) callAgain(ctx context.Context, accountID string, run model.Run
 		calls[0].model = run.Model
 	}
 	run.RuntimeKind = kind
+	s.timed(StepClaim, start)
 	// A run interrupted in its first call has recorded no policy version: the request's.
 	sr.replyTo, sr.policyVersion = run.TriggerMessageID, cmp.Or(run.PolicyVersion, sr.policyVersion)
 	// The run's counts as claimed (a resumable run is reopened): see unrecorded.
@@ -534,6 +541,7 @@ func (s *Service) Subagents(ctx context.Context, accountID string, req model.Sub
 // starts from the parent's latest checkpoint with its children's promoted reports, file
 // references and failure state (DESIGN §3), never a child's raw workspace.
 func (s *Service) Resume(ctx context.Context, accountID string, req model.ResumeRequest) (model.Generation, error) {
+	start := time.Now()
 	parent, err := s.callableRun(ctx, accountID, req.RunID, "resume")
 	if err != nil {
 		return model.Generation{}, err
@@ -555,7 +563,7 @@ func (s *Service) Resume(ctx context.Context, accountID string, req model.Resume
 		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "children",
 			Message: fmt.Sprintf("run %q waits for its subagents %s: each must end before the parent resumes", parent.ID, strings.Join(running, ", "))}
 	}
-	return s.callAgain(ctx, accountID, parent, model.RuntimeParentResume, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
+	return s.callAgain(ctx, start, accountID, parent, model.RuntimeParentResume, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
 }
 
 // runningRun reads a run that is to make a model call, KindConflict when it has ended.

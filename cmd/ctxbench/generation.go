@@ -102,7 +102,9 @@ type genLoad struct {
 type generationResult struct {
 	Katan string
 	Rows  []genRow
-	Load  *genLoad
+	// ToolSteps are the continues of runs that ask for tools, by conversation size.
+	ToolSteps []toolStepRow
+	Load      *genLoad
 	// Reconcile is the cost of a long client list on the drop-in path.
 	Reconcile *reconcileResult
 	// Storage is what generations leave in the store.
@@ -125,8 +127,10 @@ func startKatan() (base string, stop func(), err error) {
 	// Its echo backend calls the first tool a request offers, which on the seeded
 	// conversations is ctxgraph_recall: every generation would make three recall rounds
 	// (refused: it names no real artifact) and four model calls against the one straight
-	// to llm-katan. Answering text, it times what a turn adds, as the direct request does.
-	cmd := exec.Command(filepath.Join("scripts", "llm-katan"), "serve", strconv.Itoa(port), "--no-auto-tool-providers", "openai,anthropic")
+	// to llm-katan. Answering text on the openai endpoint, which the generations call, it
+	// times what a turn adds, as the direct request does. The anthropic endpoint calls
+	// tools: the tool steps (toolsteps.go) offer theirs first.
+	cmd := exec.Command(filepath.Join("scripts", "llm-katan"), "serve", strconv.Itoa(port), "--no-auto-tool-providers", "openai")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -186,6 +190,7 @@ func (b *bench) runGeneration(ctx context.Context) {
 			}
 		}
 		g.Rows = append(g.Rows, b.timeGenerations(ctx, row))
+		g.ToolSteps = append(g.ToolSteps, b.timeToolSteps(ctx, row))
 		if err := b.writeReport(false); err != nil {
 			logf("writing the interim report: %v", err)
 		}
@@ -478,31 +483,49 @@ func (b *bench) reportGeneration(pf func(string, ...any)) {
 	pf("Latency in ms.\n\n")
 	pf("### Where a generation's time goes\n\n")
 	pf("The mean time of each step of the unstreamed generations above, as the server's generation service observed it: *resolve* reads the branch's conversation and its participants, *begin turn* writes the user message and starts the run (one transaction), *assemble* is the assembly (its record is written meanwhile), *provider* the call through the vendor's SDK (serialising the request, the HTTP exchange with llm-katan, parsing the answer), *record wait* the wait for the assembly's record to commit after the answer, *finish* the transaction that writes the answer and ends the run. The HTTP exchange with ctxgraph itself is the rest.\n\n")
+	var steps []stepsRow
+	for _, r := range g.Rows {
+		steps = append(steps, stepsRow{r.Row, r.Steps, r.Direct.P50})
+	}
+	reportSteps(pf, generationSteps, steps)
+	pf("\nMean times in ms.\n\n")
+	b.reportToolSteps(pf)
+	b.reportDropIn(pf)
+	if s := b.generation.Storage; s != nil {
+		b.reportStorage(pf, s)
+	}
+}
+
+// stepsRow is one row of a table of step times: its steps' means and the same requests'
+// p50 straight to llm-katan.
+type stepsRow struct {
+	Row    string
+	Steps  map[generation.Step]time.Duration
+	Direct time.Duration
+}
+
+// reportSteps writes a table of step times, the steps in order, with their sum.
+func reportSteps(pf func(string, ...any), order []generation.Step, rows []stepsRow) {
 	pf("| conversation |")
-	for _, st := range generationSteps {
+	for _, st := range order {
 		pf(" %s |", strings.ReplaceAll(string(st), "_", " "))
 	}
 	pf(" sum | straight to llm-katan p50 |\n|---|")
-	for range generationSteps {
+	for range order {
 		pf("---:|")
 	}
 	pf("---:|---:|\n")
-	for _, r := range g.Rows {
+	for _, r := range rows {
 		if len(r.Steps) == 0 {
 			continue
 		}
 		pf("| %s |", r.Row)
 		var sum time.Duration
-		for _, st := range generationSteps {
+		for _, st := range order {
 			sum += r.Steps[st]
 			pf(" %s |", ms(r.Steps[st]))
 		}
-		pf(" %s | %s |\n", ms(sum), ms(r.Direct.P50))
-	}
-	pf("\nMean times in ms.\n\n")
-	b.reportDropIn(pf)
-	if s := b.generation.Storage; s != nil {
-		b.reportStorage(pf, s)
+		pf(" %s | %s |\n", ms(sum), ms(r.Direct))
 	}
 }
 
