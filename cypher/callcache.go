@@ -1,10 +1,6 @@
 package cypher
 
-import (
-	"sync"
-
-	"github.com/ctxgraph/ctxgraph/model"
-)
+import "github.com/ctxgraph/ctxgraph/model"
 
 // recentCallsSize is how many recently requested tool calls a Store remembers for the
 // memories it derives from their results.
@@ -20,36 +16,19 @@ const recentCallArgsLimit = 16 << 10
 // derives its memory without reading the call again. The oldest are forgotten first; a call
 // it does not hold is read from the graph.
 type recentCalls struct {
-	mu    sync.Mutex
-	calls map[string]model.ToolCall
-	order []string
-	next  int
+	calls ring[model.ToolCall]
 }
 
 func callKey(accountID, id string) string { return accountID + "\x00" + id }
 
 // put remembers a call of an account.
 func (r *recentCalls) put(accountID string, c model.ToolCall) {
-	if len(c.Arguments) > recentCallArgsLimit {
-		return
+	if len(c.Arguments) <= recentCallArgsLimit {
+		r.calls.put(callKey(accountID, c.ID), c)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls == nil {
-		r.calls, r.order = map[string]model.ToolCall{}, make([]string, recentCallsSize)
-	}
-	key := callKey(accountID, c.ID)
-	if old := r.order[r.next]; old != "" {
-		delete(r.calls, old)
-	}
-	r.order[r.next], r.calls[key] = key, c
-	r.next = (r.next + 1) % len(r.order)
 }
 
 // get returns a remembered call of an account.
 func (r *recentCalls) get(accountID, id string) (model.ToolCall, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.calls[callKey(accountID, id)]
-	return c, ok
+	return r.calls.get(callKey(accountID, id))
 }

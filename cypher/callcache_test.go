@@ -9,7 +9,7 @@ import (
 )
 
 func TestRecentCallsRemembersTheLatestOfEachAccount(t *testing.T) {
-	var r recentCalls
+	r := recentCalls{calls: ring[model.ToolCall]{size: recentCallsSize}}
 	r.put("a", model.ToolCall{ID: "tc_1", Tool: "ls", Arguments: []byte(`{}`)})
 	if c, ok := r.get("a", "tc_1"); !ok || c.Tool != "ls" {
 		t.Errorf("get a/tc_1: got %+v %v, want the call", c, ok)
@@ -30,7 +30,7 @@ func TestRecentCallsRemembersTheLatestOfEachAccount(t *testing.T) {
 	if _, ok := r.get("a", fmt.Sprintf("tc_n%d", recentCallsSize-1)); !ok {
 		t.Errorf("the newest call is forgotten")
 	}
-	if len(r.calls) != recentCallsSize {
-		t.Errorf("got %d calls kept, want %d", len(r.calls), recentCallsSize)
+	if r.calls.len() != recentCallsSize {
+		t.Errorf("got %d calls kept, want %d", r.calls.len(), recentCallsSize)
 	}
 }

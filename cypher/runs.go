@@ -3,6 +3,7 @@ package cypher
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -22,12 +23,7 @@ var (
 		T           props    `col:"t"`
 		ArtifactIDs []string `col:"artifactIds"`
 	}]("RunToolCalls")
-	claimRunStep = newQuery[claimStepParams, struct {
-		Kind    string `col:"kind"`
-		Record  props  `col:"record"`
-		R       props  `col:"r"`
-		Claimed bool   `col:"claimed"`
-	}]("ClaimRunStep")
+	claimRunStep   = newQuery[claimStepParams, claimStepRow]("ClaimRunStep")
 	releaseRunStep = newQuery[releaseStepParams, noRows]("ReleaseRunStep")
 )
 
@@ -100,10 +96,23 @@ type claimStepParams struct {
 	StaleBefore time.Time `param:"staleBefore"`
 	LeaseUntil  time.Time `param:"leaseUntil,null"`
 	LeaseHolder string    `param:"leaseHolder,null"`
+	// Continuing makes it a continue's claim.
+	Continuing bool `param:"continuing"`
 	// ParticipantID is the run's, Since the revisions of the assembler's copy (nil for none):
 	// what the statement reads for the step's first assembly.
 	ParticipantID string `param:"participantId"`
 	Since         any    `param:"since"`
+}
+
+// claimStepRow is a row of ClaimRunStep: a row of ConversationRecords, the head row with
+// the run, whether it was claimed, whether it was free and its calls without a result.
+type claimStepRow struct {
+	Kind    string   `col:"kind"`
+	Record  props    `col:"record"`
+	R       props    `col:"r"`
+	Claimed bool     `col:"claimed"`
+	Free    bool     `col:"free"`
+	Open    []string `col:"open"`
 }
 
 type releaseStepParams struct {
@@ -173,13 +182,13 @@ func (t *tx) startRun(accountID string, in model.NewRun) (model.Run, error) {
 
 // Run reads a run.
 func (s *Store) Run(ctx context.Context, accountID, id string) (model.Run, error) {
-	return readTx(ctx, s, func(t *tx) (model.Run, error) {
-		rec, err := t.require(accountID, "ModelRun", "", id)
-		if err != nil {
-			return model.Run{}, err
-		}
-		return runOf(rec.Props), nil
-	})
+	rec, err := s.requireRecord(ctx, accountID, "ModelRun", id)
+	if err != nil {
+		return model.Run{}, err
+	}
+	run := runOf(rec.Props)
+	s.placeRun(accountID, run)
+	return run, nil
 }
 
 // FinishRun ends a running run.
@@ -392,6 +401,9 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 	if err == nil {
 		// Committed: what the statement read is the conversation as of the turn.
 		tc.keep(s, accountID, p.RunID, b.records)
+		for _, r := range b.runs {
+			s.placeRun(accountID, r)
+		}
 	}
 	return b.msg, b.runs, err
 }
@@ -642,55 +654,85 @@ func (s *Store) RunToolCalls(ctx context.Context, accountID, runID string) ([]mo
 	})
 }
 
+// maxRunPlaces bounds the runs whose places a Store remembers: about as many runs as wait
+// for their clients' tools at once on one server.
+const maxRunPlaces = 4096
+
+// runPlace is where a run is: its branch and participant, which never change.
+type runPlace struct{ branchID, participantID string }
+
+// placeRun remembers where a run is.
+func (s *Store) placeRun(accountID string, r model.Run) {
+	if r.ID != "" && r.BranchID != "" {
+		s.runPlaces.put(callKey(accountID, r.ID), runPlace{branchID: r.BranchID, participantID: r.ParticipantID})
+	}
+}
+
 // ClaimRunStep claims a running run, or reopens an interrupted one, for one model call
 // under lease, and returns it as claimed; KindConflict when the run has otherwise ended or
 // another call holds it: a live lease, or a claim without one newer than model.TurnHold.
-func (s *Store) ClaimRunStep(ctx context.Context, accountID string, run model.Run, claim string, lease model.RunLease) (model.Run, error) {
-	tc, since := s.turnCopy(accountID, run.BranchID)
-	var records []recordRow
-	claimed, err := writeTx(ctx, s, func(t *tx) (model.Run, error) {
-		now := s.Now().UTC()
-		leaseUntil, holder := s.leaseEnd(lease)
-		rows, err := claimRunStep.all(t, claimStepParams{
-			AccountID: accountID, RunID: run.ID, Claim: claim, Now: now, StaleBefore: now.Add(-model.TurnHold),
-			LeaseUntil: leaseUntil, LeaseHolder: holder, ParticipantID: run.ParticipantID, Since: since,
-		})
-		if err != nil {
-			return model.Run{}, err
-		}
-		records = make([]recordRow, len(rows))
-		var head props
-		taken := false
-		for i, row := range rows {
-			records[i] = recordRow{Kind: row.Kind, Record: row.Record}
-			if row.Kind == "head" {
-				head, taken = row.R, row.Claimed
-			}
-		}
-		if head == nil {
-			return model.Run{}, model.NotFound("run", run.ID)
-		}
-		claimed := runOf(head)
-		if !taken {
-			if claimed.Status != model.RunStatusRunning {
-				return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot continue", run.ID, claimed.Status)
-			}
-			held := head.time("leaseUntil")
-			if held.IsZero() {
-				held = head.time("stepClaimedAt").Add(model.TurnHold)
-			}
-			// Counted from now, after the statement: the lease it read may have been taken
-			// after this transaction began, and is then up to a whole term from now.
-			return model.Run{}, &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now()),
-				Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", run.ID)}
-		}
-		return claimed, nil
-	})
-	if err == nil {
-		// Committed: what the statement read is the conversation as of the claim.
-		tc.keep(s, accountID, run.ID, records)
+// With continuing, also when the generation path did not start the run, or one of its
+// calls waits for a result (naming toolCalls); nothing is written then. When this process
+// knows where the run is (runPlaces), the statement also brings the assembler's copy of its
+// conversation up to date for the step's first assembly.
+func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, lease model.RunLease, continuing bool) (model.Run, error) {
+	var tc turnCopy
+	p := claimStepParams{AccountID: accountID, RunID: runID, Claim: claim, Continuing: continuing}
+	if place, ok := s.runPlaces.get(callKey(accountID, runID)); ok {
+		tc, p.Since = s.turnCopy(accountID, place.branchID)
+		p.ParticipantID = place.participantID
 	}
-	return claimed, err
+	now := s.Now().UTC()
+	p.Now, p.StaleBefore = now, now.Add(-model.TurnHold)
+	p.LeaseUntil, p.LeaseHolder = s.leaseEnd(lease)
+	rows, err := claimRunStep.autoAll(ctx, s, neo4j.AccessModeWrite, p)
+	if err != nil {
+		return model.Run{}, err
+	}
+	records := make([]recordRow, len(rows))
+	var head *claimStepRow
+	for i, row := range rows {
+		records[i] = recordRow{Kind: row.Kind, Record: row.Record}
+		if row.Kind == "head" {
+			head = &rows[i]
+		}
+	}
+	if head == nil || head.R == nil {
+		return model.Run{}, model.NotFound("run", runID)
+	}
+	run := runOf(head.R)
+	s.placeRun(accountID, run)
+	if !head.Claimed {
+		return model.Run{}, s.refusedClaim(run, head, continuing)
+	}
+	// Committed: what the statement read is the conversation as of the claim.
+	tc.keep(s, accountID, runID, records)
+	return run, nil
+}
+
+// refusedClaim says why ClaimRunStep did not take a run's step, in the order a continue
+// checks: the run ended, the generation path did not start it, another call holds it, a
+// call waits for its result.
+func (s *Store) refusedClaim(run model.Run, head *claimStepRow, continuing bool) error {
+	resumable := run.Resumable()
+	switch {
+	case run.Status != model.RunStatusRunning && !resumable:
+		return model.Conflict("run %q has ended with status %s: a finished run cannot continue", run.ID, run.Status)
+	case continuing && run.ModelCalls == 0 && run.Interruptions == 0 && !resumable:
+		return model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
+	case !head.Free:
+		held := head.R.time("leaseUntil")
+		if held.IsZero() {
+			held = head.R.time("stepClaimedAt").Add(model.TurnHold)
+		}
+		// Counted from now, after the statement: the lease it read may have been taken after
+		// the statement began, and is then up to a whole term from now.
+		return &model.Error{Kind: model.KindConflict, RetryAfter: retryAfter(held, s.Now()),
+			Message: fmt.Sprintf("run %q is already calling its model: wait for that call to end", run.ID)}
+	default:
+		return &model.Error{Kind: model.KindConflict, Field: "toolCalls",
+			Message: fmt.Sprintf("run %q still waits for the result of tool call %s: post it to /v1/tool-calls/{id}/result first", run.ID, strings.Join(head.Open, ", "))}
+	}
 }
 
 // ReleaseRunStep releases a run's step claim that no model call followed.

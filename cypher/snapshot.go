@@ -2,7 +2,6 @@ package cypher
 
 import (
 	"context"
-	"sync"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -141,7 +140,7 @@ func (s *Store) LineageSnapshot(ctx context.Context, accountID string, req model
 // statement's read, beginTurn or ClaimRunStep), when this is the run's first assembly, of its
 // participant, on the copy the cache still holds; nil otherwise.
 func (s *Store) turnCopyRead(accountID string, req model.AssemblyRequest, opts model.SnapshotOptions) (*lineage.Conversation, conversationRead, error) {
-	t := s.turnReads.take(req.RunID)
+	t, _ := s.turnReads.take(req.RunID)
 	if t == nil || opts.Fresh || t.read.P.str("id") != req.ParticipantID {
 		return nil, conversationRead{}, nil
 	}
@@ -274,40 +273,6 @@ type turnRead struct {
 // maxTurnReads bounds the turn reads kept for assemblies that have not come: a run whose
 // turn failed before its assembly leaves its read behind.
 const maxTurnReads = 256
-
-// turnReads are the turn reads kept by run id until the run's first assembly takes them.
-type turnReads struct {
-	mu    sync.Mutex
-	byRun map[string]*turnRead
-	order []string
-}
-
-// put keeps a turn read for a run, dropping the oldest beyond maxTurnReads.
-func (tr *turnReads) put(runID string, t *turnRead) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if tr.byRun == nil {
-		tr.byRun = map[string]*turnRead{}
-	}
-	tr.byRun[runID] = t
-	tr.order = append(tr.order, runID)
-	for len(tr.order) > maxTurnReads {
-		delete(tr.byRun, tr.order[0])
-		tr.order = tr.order[1:]
-	}
-}
-
-// take returns and forgets the turn read of a run, or nil.
-func (tr *turnReads) take(runID string) *turnRead {
-	if runID == "" {
-		return nil
-	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	t := tr.byRun[runID]
-	delete(tr.byRun, runID)
-	return t
-}
 
 // forksOf reads the conversation's branches as ConversationRecords lists them ({id,
 // parentId, afterSeq, rev}).

@@ -88,8 +88,13 @@ type Store struct {
 	// records is the assembler's cache of conversation copies (lineage.Cache); nil when
 	// disabled with SetRecordCache(0).
 	records *lineage.Cache
-	// turnReads are reads of the turns' first statements, for their runs' first assemblies.
-	turnReads turnReads
+	// turnReads are reads of the turns' first statements, for their runs' first assemblies,
+	// by run id (taken once).
+	turnReads ring[*turnRead]
+	// runPlaces are the branches and participants of the runs this process began, claimed
+	// or read lately, by account and run id: a continue claims its run without reading it
+	// first (ClaimRunStep).
+	runPlaces ring[runPlace]
 	// assemblyRecords, toolCalls and toolResults write assembly records, tool calls and
 	// tool results, batching those of concurrent requests (groupCommit).
 	assemblyRecords, toolCalls, toolResults groupCommit
@@ -197,6 +202,9 @@ func Open(cfg Config, blobs model.BlobStore) (*Store, error) {
 		records:       lineage.NewCache(DefaultRecordCacheBytes),
 		DeleteBatch:   DefaultDeleteBatch,
 		written:       model.NewCausalChain(nil),
+		turnReads:     ring[*turnRead]{size: maxTurnReads},
+		runPlaces:     ring[runPlace]{size: maxRunPlaces},
+		recent:        recentCalls{calls: ring[model.ToolCall]{size: recentCallsSize}},
 
 		assemblyRecords: groupCommit{statement: recordAssemblies},
 		toolCalls:       groupCommit{statement: requestToolCall},

@@ -67,14 +67,6 @@ func (s *Service) holdRun(runID string) (release func()) {
 	return s.Leases.HoldRun(runID)
 }
 
-// resumable says whether run ended mid-call by what befell its server, not by its model
-// or provider: the server died (interrupted) or could not record the call while Neo4j
-// was unavailable. Its model may be called again.
-func resumable(run model.Run) bool {
-	return run.Status == model.RunFailed && run.Error != nil &&
-		(run.Error.Code == model.Interrupted || run.Error.Code == model.DatabaseUnavailable)
-}
-
 // unrecorded has the run ended as database_unavailable once Neo4j is back, when err says a
 // model call of its step could not be recorded because Neo4j was unavailable; calls is how
 // many model calls the run had recorded when that call began. Without Leases, or should
@@ -214,11 +206,11 @@ func (s *Service) completeTurn(ctx context.Context, accountID string, turn model
 				errs[i] = err
 				return
 			}
-			if run.Status == model.RunStatusRunning && run.ModelCalls == 0 || resumable(run) {
+			if run.Status == model.RunStatusRunning && run.ModelCalls == 0 || run.Resumable() {
 				// Tools and tool choice are the run's: the request that began it offered them.
 				again := sr
 				again.options.Tools, again.options.ToolChoice, again.options.ToolsNamed = nil, "", false
-				gen, err := s.callAgain(ctx, start, accountID, run, run.RuntimeKind, again, nil)
+				gen, err := s.callAgain(ctx, start, accountID, run.ID, "", again, false)
 				if len(gen.Runs) > 0 {
 					out.Runs[i] = gen.Runs[0]
 				}
@@ -291,43 +283,19 @@ func (s *Service) answerOf(ctx context.Context, accountID string, run model.Run)
 
 // Continue calls the model again for a run whose calls all have results.
 func (s *Service) Continue(ctx context.Context, accountID string, req model.ContinueRequest) (model.Generation, error) {
-	start := time.Now()
-	run, err := s.callableRun(ctx, accountID, req.RunID, "continue")
-	if err != nil {
-		return model.Generation{}, err
-	}
-	// A run interrupted in its first model call has none recorded, yet the generation path
-	// started it.
-	if run.ModelCalls == 0 && run.Interruptions == 0 && !resumable(run) {
-		return model.Generation{}, model.Conflict("run %q was not started by a generation: continue runs the generation path's runs", run.ID)
-	}
-	return s.callAgain(ctx, start, accountID, run, run.RuntimeKind, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, func() error {
-		requested, err := s.Calls.RunToolCalls(ctx, accountID, run.ID)
-		if err != nil {
-			return err
-		}
-		var open []string
-		for _, c := range requested {
-			if len(c.ArtifactIDs) == 0 {
-				open = append(open, c.ID)
-			}
-		}
-		if len(open) > 0 {
-			return &model.Error{Kind: model.KindConflict, Field: "toolCalls",
-				Message: fmt.Sprintf("run %q still waits for the result of tool call %s: post it to /v1/tool-calls/{id}/result first", run.ID, strings.Join(open, ", "))}
-		}
-		return nil
-	})
+	// The claim checks what a continue needs (the run is the generation path's and no call
+	// waits for its result) and reads the run: nothing is read before it.
+	return s.callAgain(ctx, time.Now(), accountID, req.RunID, "", stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, true)
 }
 
 // callAgain makes another model call of a running or resumable run, assembled as kind (the
-// caller began reading it at start): it claims the run's step under this process's lease
-// (so that two callers never call its model at once; a resumable run is reopened), runs
-// check, if any, under the claim, and steps with the tools the run offers (reoffer),
-// replying to the run's trigger message.
-func (s *Service) callAgain(ctx context.Context, start time.Time, accountID string, run model.Run, kind model.RuntimeKind, sr stepRequest, check func() error) (model.Generation, error) {
+// run's own when empty; the caller began at start): it claims the run's step under this
+// process's lease (so that two callers never call its model at once; a resumable run is
+// reopened), a continue's claim (continuing) only as Continue allows, and steps with the
+// tools the run offers (reoffer), replying to the run's trigger message.
+func (s *Service) callAgain(ctx context.Context, start time.Time, accountID, runID string, kind model.RuntimeKind, sr stepRequest, continuing bool) (model.Generation, error) {
 	claim := uuid.NewString()
-	claimed, err := s.Calls.ClaimRunStep(ctx, accountID, run, claim, s.lease())
+	run, err := s.Calls.ClaimRunStep(ctx, accountID, runID, claim, s.lease(), continuing)
 	if err != nil {
 		return model.Generation{}, err
 	}
@@ -342,31 +310,21 @@ func (s *Service) callAgain(ctx context.Context, start time.Time, accountID stri
 			_ = s.Calls.ReleaseRunStep(rctx, accountID, run.ID, claim)
 		}
 	}()
-	if check != nil {
-		if err := check(); err != nil {
-			return model.Generation{}, err
-		}
-	}
-	if sr.options, sr.offer, err = reoffer(claimed, sr.options); err != nil {
+	if sr.options, sr.offer, err = reoffer(run, sr.options); err != nil {
 		return model.Generation{}, err
 	}
-	conv, err := s.Graph.Conversation(ctx, accountID, run.ConversationID)
-	if err != nil {
-		return model.Generation{}, err
-	}
-	calls, err := s.resolve(conv, []string{run.ParticipantID})
+	calls, err := s.branchCalls(ctx, accountID, run.BranchID, []string{run.ParticipantID})
 	if err != nil {
 		return model.Generation{}, err
 	}
 	if run.Model != "" {
 		calls[0].model = run.Model
 	}
-	run.RuntimeKind = kind
+	run.RuntimeKind = cmp.Or(kind, run.RuntimeKind)
 	s.timed(StepClaim, start)
 	// A run interrupted in its first call has recorded no policy version: the request's.
-	sr.replyTo, sr.policyVersion = run.TriggerMessageID, cmp.Or(run.PolicyVersion, sr.policyVersion)
-	// The run's counts as claimed (a resumable run is reopened): see unrecorded.
-	sr.claim, run.ModelCalls, run.Interruptions = claim, claimed.ModelCalls, claimed.Interruptions
+	// The run's counts are as claimed (a resumable run is reopened): see unrecorded.
+	sr.replyTo, sr.policyVersion, sr.claim = run.TriggerMessageID, cmp.Or(run.PolicyVersion, sr.policyVersion), claim
 	res, err := s.step(ctx, accountID, run, calls[0], sr)
 	recorded = err == nil
 	out := model.Generation{Runs: []model.RunResult{res}}
@@ -563,7 +521,7 @@ func (s *Service) Resume(ctx context.Context, accountID string, req model.Resume
 		return model.Generation{}, &model.Error{Kind: model.KindConflict, Field: "children",
 			Message: fmt.Sprintf("run %q waits for its subagents %s: each must end before the parent resumes", parent.ID, strings.Join(running, ", "))}
 	}
-	return s.callAgain(ctx, start, accountID, parent, model.RuntimeParentResume, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, nil)
+	return s.callAgain(ctx, start, accountID, parent.ID, model.RuntimeParentResume, stepRequest{tokenBudget: req.TokenBudget, options: req.Options}, false)
 }
 
 // runningRun reads a run that is to make a model call, KindConflict when it has ended.
@@ -571,7 +529,7 @@ func (s *Service) runningRun(ctx context.Context, accountID, runID, what string)
 	return s.runTo(ctx, accountID, runID, what, false)
 }
 
-// callableRun reads a run that is to call its model again (continue, resume): running, or
+// callableRun reads a run that is to call its model again (a resume): running, or
 // ended resumable (interrupted, database_unavailable); KindConflict when it has otherwise
 // ended.
 func (s *Service) callableRun(ctx context.Context, accountID, runID, what string) (model.Run, error) {
@@ -585,7 +543,7 @@ func (s *Service) runTo(ctx context.Context, accountID, runID, what string, orIn
 	if err != nil {
 		return model.Run{}, err
 	}
-	if run.Status != model.RunStatusRunning && !(orInterrupted && resumable(run)) {
+	if run.Status != model.RunStatusRunning && !(orInterrupted && run.Resumable()) {
 		return model.Run{}, model.Conflict("run %q has ended with status %s: a finished run cannot %s", run.ID, run.Status, what)
 	}
 	return run, nil

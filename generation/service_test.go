@@ -25,6 +25,10 @@ type fakeGraph struct {
 	// run is what Run and ClaimRunStep answer; calls what RunToolCalls answers.
 	run   model.Run
 	calls []model.ToolCall
+	// refuse, when set, is what ClaimRunStep answers, writing nothing; continuing is what
+	// it was last asked.
+	refuse     error
+	continuing bool
 
 	mu      sync.Mutex
 	wrote   []string
@@ -61,8 +65,12 @@ func (f *fakeGraph) BeginTurn(_ context.Context, _ string, msg *model.NewMessage
 
 func (f *fakeGraph) Run(context.Context, string, string) (model.Run, error) { return f.run, nil }
 
-func (f *fakeGraph) ClaimRunStep(_ context.Context, _ string, run model.Run, _ string, _ model.RunLease) (model.Run, error) {
-	f.write("claim %s", run.ID)
+func (f *fakeGraph) ClaimRunStep(_ context.Context, _, runID, _ string, _ model.RunLease, continuing bool) (model.Run, error) {
+	f.continuing = continuing
+	if f.refuse != nil {
+		return model.Run{}, f.refuse
+	}
+	f.write("claim %s", runID)
 	return f.run, nil
 }
 
@@ -503,17 +511,22 @@ var running = model.Run{ID: "run_1", ConversationID: "cnv_1", BranchID: "br_main
 	Status: model.RunStatusRunning, Model: "m1", TriggerMessageID: "msg_user", ModelCalls: 1, PolicyVersion: "pv_1",
 	Tools: []model.ToolSpec{sheet}}
 
-func TestContinueRefusedWhileACallHasNoResult(t *testing.T) {
+// A continue's claim is a continue's (the store refuses it while a call waits for its
+// result, writing nothing), and its refusal is the continue's answer: the model is never
+// called and nothing is released.
+func TestContinueClaimsAsAContinue(t *testing.T) {
 	s, g := newService(policy.Version{ID: "pv_1"}, false, text("done"))
 	g.run = running
-	g.calls = []model.ToolCall{{ID: "tc_1", Tool: "sheet_read", ArtifactIDs: []string{"art_1"}}, {ID: "tc_2", Tool: "sheet_read"}}
+	g.refuse = &model.Error{Kind: model.KindConflict, Field: "toolCalls", Message: "run run_1 still waits for the result of tool call tc_2"}
 	_, err := s.Continue(context.Background(), "acc_1", model.ContinueRequest{RunID: "run_1"})
-	var me *model.Error
-	if !errors.As(err, &me) || me.Kind != model.KindConflict || me.Field != "toolCalls" {
-		t.Fatalf("got error %v, want conflict on toolCalls", err)
+	if !g.continuing {
+		t.Errorf("the continue claimed its run as no continue: the store would not check its calls")
 	}
-	if want := []string{"claim run_1", "release run_1"}; !slices.Equal(g.wrote, want) {
-		t.Errorf("got writes %q, want %q: the claim released, the model never called", g.wrote, want)
+	if !errors.Is(err, g.refuse) {
+		t.Fatalf("got error %v, want the claim's refusal %v", err, g.refuse)
+	}
+	if len(g.wrote) != 0 {
+		t.Errorf("got writes %q, want none: the model never called", g.wrote)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -1050,13 +1051,26 @@ func TestGenerationContinuesFromItsClaimsRead(t *testing.T) {
 	// The result goes through another server: this one's copy does not hold it.
 	artifact := str(h.anotherServer().must(201, "POST", "/v1/tool-calls/"+callID+"/result", map[string]any{
 		"status": "succeeded", "result": map[string]any{"rows": []any{[]any{"north", 4.2}}}}), "artifactId")
-	before := reads()
+	before, statements := reads(), cypher.QueryTimes()
 	done := first(h.must(200, "POST", "/v1/runs/"+runID+"/continue", map[string]any{}), "runs")
 	if done["status"] != "completed" {
 		t.Fatalf("continue: got run %v, want completed", done)
 	}
 	if got := reads() - before; got != 0 {
 		t.Errorf("the continue's assembly read the conversation %d times, want 0 (its claim's read)", got)
+	}
+	// Its claim is all it reads of the graph before the model call but the raw body of the
+	// round's result (LocateRecords, for the judge: the copy holds no raw bodies); the run,
+	// its calls' results and the participant come with the claim or from the copy. Then
+	// the record and the answer.
+	ran := map[string]int64{}
+	for name, q := range cypher.QueryTimes() {
+		if n := q.Runs - statements[name].Runs; n > 0 {
+			ran[name] = n
+		}
+	}
+	if want := map[string]int64{"ClaimRunStep": 1, "LocateRecords": 1, "RecordAssemblies": 1, "FinishTurn": 1}; !maps.Equal(ran, want) {
+		t.Errorf("the continue ran the statements %v, want %v", ran, want)
 	}
 	asm := str(done, "assemblyId")
 	included := map[string]bool{}
@@ -1068,5 +1082,37 @@ func TestGenerationContinuesFromItsClaimsRead(t *testing.T) {
 	}
 	if rep := h.must(200, "POST", "/v1/assemblies/"+asm+"/replay", nil); rep["identical"] != true {
 		t.Errorf("the continue's assembly replayed from a fresh read differs: %v", rep["differences"])
+	}
+}
+
+// A continue the claim refuses, because a call of its run waits for its result, writes
+// nothing: not on a running run, nor on one a lease sweep ended as interrupted, which the
+// claim would otherwise reopen.
+func TestRefusedContinueWritesNothing(t *testing.T) {
+	h, fake, _, branch, ids := sheetLoop(t)
+	run := first(h.must(201, "POST", "/v1/generations", map[string]any{
+		"branchId": branch, "participantIds": ids, "userMessage": map[string]any{"content": "find the Q3 numbers"},
+		"tools": []any{sheetTool}, "toolChoice": "auto",
+	}), "runs")
+	runID := str(run, "runId")
+	state := func() map[string]any {
+		return cypherQuery(t, `MATCH (r:ModelRun {id: $r}) MATCH (b:Branch {id: r.branchId})
+			RETURN properties(r) AS run, b.rev AS rev`, map[string]any{"r": runID})[0].AsMap()
+	}
+	refused := func(what string) {
+		t.Helper()
+		before := state()
+		h.expectError(h.call("POST", "/v1/runs/"+runID+"/continue", map[string]any{}), 409, "conflict", "toolCalls")
+		if after := state(); !reflect.DeepEqual(after, before) {
+			t.Errorf("%s: the refused continue changed the run or its branch:\n%v\nnow\n%v", what, before, after)
+		}
+	}
+	refused("running")
+	// As a lease sweep ends a run whose server died (EndLapsedRuns).
+	cypherQuery(t, `MATCH (r:ModelRun {id: $r}) SET r.status = 'failed', r.errorCode = 'interrupted',
+		r.errorMessage = 'its server stopped', r.endedAt = datetime(), r.endRecordedAt = datetime()`, map[string]any{"r": runID})
+	refused("interrupted")
+	if fake.count() != 1 {
+		t.Errorf("the provider was called %d times, want once (the generation)", fake.count())
 	}
 }

@@ -419,14 +419,16 @@ type GenerationGraph interface {
 	// refused: KindNotFound when the run is unknown, KindConflict when it has ended or a
 	// callId is taken, KindInvalid for a call of another run or one that names a retryOf.
 	RecordRequestedCalls(ctx context.Context, accountID string, rec ModelCallRecord, calls []NewToolCall) ([]ToolCall, error)
-	// ClaimRunStep claims a running run (run as the caller read it: its id, branch and
-	// participant) for one model call, so that two continuations never call its model at
-	// once, writes lease on it and returns the run as claimed (the tools it offers are read
-	// under the claim). A run interrupted (its server died) is reopened:
-	// running again, its error and end removed. A claim whose lease lapsed is taken over.
-	// KindConflict when the run has otherwise ended or another call holds it (with
-	// RetryAfter the seconds until that call's lease lapses).
-	ClaimRunStep(ctx context.Context, accountID string, run Run, claim string, lease RunLease) (Run, error)
+	// ClaimRunStep claims a running run for one model call, so that two continuations
+	// never call its model at once, writes lease on it and returns the run as claimed (read
+	// under the claim). A run interrupted (its server died) is reopened: running again, its
+	// error and end removed. A claim whose lease lapsed is taken over. KindNotFound when the
+	// account has no such run; KindConflict when the run has otherwise ended or another call
+	// holds it (with RetryAfter the seconds until that call's lease lapses). With
+	// continuing (a continue's claim), also KindConflict when the generation path did not
+	// start the run, or, naming toolCalls, when a call it requested has no result; nothing
+	// is written then.
+	ClaimRunStep(ctx context.Context, accountID, runID, claim string, lease RunLease, continuing bool) (Run, error)
 	// ReleaseRunStep releases a claim that no model call followed.
 	ReleaseRunStep(ctx context.Context, accountID, runID, claim string) error
 	// BeginTurn writes a turn's user message (when msg is set; each run is then

@@ -227,6 +227,13 @@ type Run struct {
 	Interruptions int64 `json:"-"`
 }
 
+// Resumable says whether the run ended mid-call by what befell its server, not by its
+// model or provider: the server died (interrupted) or could not record the call while Neo4j
+// was unavailable. Its model may be called again.
+func (r Run) Resumable() bool {
+	return r.Status == RunFailed && r.Error != nil && (r.Error.Code == Interrupted || r.Error.Code == DatabaseUnavailable)
+}
+
 // ToolError is a failed tool execution's error, kept exactly as reported.
 type ToolError struct {
 	Code    string `json:"code"`
