@@ -21,9 +21,7 @@ func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs [
 	if len(artifactIDs) == 0 {
 		return out, nil
 	}
-	found, err := readTx(ctx, s, func(t *tx) (map[string]located, error) {
-		return t.locate(accountID, artifactIDs...)
-	})
+	found, err := s.locate(ctx, accountID, artifactIDs...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package cypher
 
 import (
+	"context"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
 	"github.com/ctxgraph/ctxgraph/lineage"
@@ -75,6 +78,18 @@ func (l located) seq() int64             { return l.Props.i64("seq") }
 
 // locate finds the given ids in the account, keyed by id; ids not found are absent.
 func (t *tx) locate(accountID string, ids ...string) (map[string]located, error) {
+	return locateWith(accountID, ids, func(p locateParams) ([]locateRow, error) { return locateRecords.all(t, p) })
+}
+
+// locate is tx.locate as an auto-commit read of its own.
+func (s *Store) locate(ctx context.Context, accountID string, ids ...string) (map[string]located, error) {
+	return locateWith(accountID, ids, func(p locateParams) ([]locateRow, error) {
+		return locateRecords.autoAll(ctx, s, neo4j.AccessModeRead, p)
+	})
+}
+
+// locateWith finds ids by running LocateRecords with run, when any is named.
+func locateWith(accountID string, ids []string, run func(locateParams) ([]locateRow, error)) (map[string]located, error) {
 	out := map[string]located{}
 	var want []string
 	for _, id := range ids {
@@ -85,7 +100,7 @@ func (t *tx) locate(accountID string, ids ...string) (map[string]located, error)
 	if len(want) == 0 {
 		return out, nil
 	}
-	rows, err := locateRecords.all(t, locateParams{AccountID: accountID, IDs: want})
+	rows, err := run(locateParams{AccountID: accountID, IDs: want})
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +117,11 @@ func (t *tx) require(accountID, label, field, id string) (located, error) {
 	if err != nil {
 		return located{}, err
 	}
+	return required(found, label, field, id)
+}
+
+// required is id among what locate found, as require answers.
+func required(found map[string]located, label, field, id string) (located, error) {
 	rec, ok := found[id]
 	if !ok || rec.Label != label {
 		e := model.NotFound(labelNoun(label), id)

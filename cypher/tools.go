@@ -290,9 +290,13 @@ func (t *tx) checkSharedWith(accountID, toolCallID string, participantIDs []stri
 	return nil
 }
 
-// requireRecord is require in a read transaction of its own.
+// requireRecord is require as an auto-commit read of its own.
 func (s *Store) requireRecord(ctx context.Context, accountID, label, id string) (located, error) {
-	return readTx(ctx, s, func(t *tx) (located, error) { return t.require(accountID, label, "", id) })
+	found, err := s.locate(ctx, accountID, id)
+	if err != nil {
+		return located{}, err
+	}
+	return required(found, label, "", id)
 }
 
 // ToolCall reads a tool call with its exact arguments.
