@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,10 @@ type copyGraph struct {
 	supersede, conflict string
 	// extended counts the snapshots whose view extended the one before.
 	extended int
+	// rawRead are the artifacts whose raw bodies were read, in order.
+	rawRead []string
+	// records are the records written, by id.
+	records map[string]*lineage.Record
 }
 
 const copyBranch = "br_main"
@@ -61,7 +66,24 @@ func (g *copyGraph) add(kind model.RecordType, id string, base model.Candidate, 
 	g.c.Merge(r)
 	g.c.Advance(copyBranch, g.seq)
 	g.c.Unlock()
+	if g.records == nil {
+		g.records = map[string]*lineage.Record{}
+	}
+	g.records[id] = r
 	return r
+}
+
+// restamp merges a record changed in place at the next revision, as the store merges a
+// write that stamps it (a call's result arriving, an artifact's redaction).
+func (g *copyGraph) restamp(r *lineage.Record) {
+	again := *r
+	g.seq++
+	again.Rev = g.seq
+	g.c.Lock()
+	g.c.Merge(&again)
+	g.c.Advance(copyBranch, g.seq)
+	g.c.Unlock()
+	g.records[r.ID] = &again
 }
 
 // round writes one turn: the user's message, a run with a tool call, its result and the
@@ -115,13 +137,7 @@ func (g *copyGraph) toolRound(tag string) {
 		Artifact: model.ArtifactFacts{ToolCallID: call.ID, ResultBytes: 2048}, Visibility: model.VisibilityBranch}, 600)
 	g.lastArt = art.ID
 	// The result arrives: the call is stamped again.
-	again := *call
-	g.seq++
-	again.Rev = g.seq
-	g.c.Lock()
-	g.c.Merge(&again)
-	g.c.Advance(copyBranch, g.seq)
-	g.c.Unlock()
+	g.restamp(call)
 	facts := model.MemoryFacts{
 		Summary:           fmt.Sprintf("crm_lookup acct_%s: renewal %s, owner %s, tier %s", tag, words[len(tag)%len(words)], words[(len(tag)*3)%len(words)], tag),
 		FreshnessClass:    "durable",
@@ -160,6 +176,7 @@ func (g *copyGraph) LineageSnapshot(_ context.Context, _ string, req model.Assem
 
 func (g *copyGraph) RawPayloads(_ context.Context, _ string, ids []string) (map[string]model.ArtifactRaw, error) {
 	out := map[string]model.ArtifactRaw{}
+	g.rawRead = append(g.rawRead, ids...)
 	for _, id := range ids {
 		out[id] = model.ArtifactRaw{Arguments: []byte(`{"account":"x"}`), Result: []byte(`{"renewal":"` + id + `"}`)}
 	}
@@ -227,6 +244,59 @@ func TestAssembliesAfterWritesAreFreshOnes(t *testing.T) {
 	}
 	if s.ReusedJudgements() == 0 || g.extended < 30 {
 		t.Fatalf("%d assemblies reused a judgement, %d extended a view: the paths meant were not exercised", s.ReusedJudgements(), g.extended)
+	}
+}
+
+// An assembly after a write reads the raw bodies of what it shows raw and the assembly
+// before did not show (the round just written), not again those the judgement it extends
+// read (here an artifact the requests name exact, shown raw at every step).
+func TestAfterAWriteOnlyNewRawBodiesAreRead(t *testing.T) {
+	g := newCopyGraph(50)
+	s := NewService(g)
+	const exact = "art_10"
+	assemble := func() (raw map[string]bool, read []string) {
+		t.Helper()
+		req := g.request()
+		req.ToolRounds, req.ExactArtifactIDs = true, []string{exact}
+		g.rawRead = nil
+		a, _, err := s.Assemble(t.Context(), "acct", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = map[string]bool{}
+		for _, inc := range a.Included {
+			if inc.As == model.AsRaw {
+				raw[inc.Ref] = true
+			}
+		}
+		return raw, g.rawRead
+	}
+	before, _ := assemble()
+	for i := range 6 {
+		g.toolRound(fmt.Sprintf("s%d", i))
+		shown, read := assemble()
+		if !shown["art_s"+fmt.Sprint(i)] || !shown[exact] {
+			t.Fatalf("step %d: shows %v raw, want the round just written and %s: the step is not the one meant", i, shown, exact)
+		}
+		for _, id := range read {
+			if before[id] {
+				t.Errorf("step %d: read the body of %s again, which the assembly before showed raw", i, id)
+			}
+		}
+		for id := range shown {
+			if !before[id] && !slices.Contains(read, id) {
+				t.Errorf("step %d: shows %s raw without reading it", i, id)
+			}
+		}
+		before = shown
+	}
+	// The exact artifact changed in place, as its redaction stamps it: read again.
+	g.restamp(g.records[exact])
+	if _, read := assemble(); !slices.Contains(read, exact) {
+		t.Errorf("after %s changed, its body was not read again (read %v)", exact, read)
+	}
+	if g.extended < 7 {
+		t.Fatalf("%d assemblies extended a view: the path meant was not exercised", g.extended)
 	}
 }
 

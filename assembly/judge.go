@@ -71,19 +71,33 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	}
 	policyTime = time.Since(start)
 
-	// Rehydration reads raw bodies only now, after the policy selected them.
+	// Rehydration reads raw bodies only now, after the policy selected them: those of
+	// records the parent judgement included raw, unchanged since, are what it read (or
+	// found gone); the others are read.
 	var rawIDs []string
+	kept := map[string]model.ArtifactRaw{}
 	for i := range verdicts {
 		vd := verdicts[i]
-		if vd.Included() && vd.Decision.As == model.AsRaw {
-			rawIDs = append(rawIDs, vd.Candidate.ID)
+		if !vd.Included() || vd.Decision.As != model.AsRaw {
+			continue
 		}
+		if parent.readRaw(snap.ViewPlaces, i, vd.Candidate) {
+			if r, ok := parent.raw[vd.Candidate.ID]; ok {
+				kept[vd.Candidate.ID] = r
+			}
+			continue
+		}
+		rawIDs = append(rawIDs, vd.Candidate.ID)
 	}
 	start = time.Now()
 	raw, err := s.Graph.RawPayloads(ctx, accountID, rawIDs)
 	if err != nil {
 		return nil, 0, 0, 0, err
 	}
+	if raw == nil {
+		raw = map[string]model.ArtifactRaw{}
+	}
+	maps.Copy(raw, kept)
 	readTime = time.Since(start)
 
 	// One pass: the verdicts the budget may change (included ones, and duplicates it may
@@ -225,7 +239,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	}
 	// A run of verdicts shared with the parent in its order is taken over by the parent's
 	// arrays, side by side, without loading a verdict: a budgeted one's line and prices
-	// (but one showing a raw body, read again, or with sides of conflicts added since,
+	// (but one showing a raw body, rendered again, or with sides of conflicts added since,
 	// which one prices), a settled one's decision. Their omissions are the parent's counts,
 	// less those of the parent's settled verdicts not taken over (below).
 	var carried []bool
@@ -387,15 +401,27 @@ func (b *renderedBefore) sharedRun(i int, verdicts []*policy.Verdict) int {
 	return end
 }
 
-// showsRaw reports whether a budgeted verdict's line shows a raw body, read for each
-// judgement and so rendered again.
+// showsRaw reports whether a budgeted verdict's line shows a raw body: such a line is
+// rendered again for each judgement, from the bodies the judgement holds.
 func showsRaw(vd *policy.Verdict) bool {
 	return vd.Decision.As == model.AsRaw || (vd.Answer != nil && vd.Answer.As == model.AsRaw)
 }
 
+// readRaw reports whether the judgement read the raw body of candidate i, whose place in the
+// view the judgement's view extends is places[i]: the candidate is the one it judged there
+// (not built anew, so its record is unchanged: a write that changes a record, a redaction
+// included, builds it anew), and included raw. False without a judgement.
+func (j *judgement) readRaw(places []int, i int, c *model.Candidate) bool {
+	if j == nil || i >= len(places) || places[i] < 0 || places[i] >= len(j.verdicts) {
+		return false
+	}
+	pv := j.verdicts[places[i]]
+	return pv.Candidate == c && pv.Included() && pv.Decision.As == model.AsRaw
+}
+
 // shared reports whether vd, the verdict of a budgeted record that was the parent's budgeted
 // k (in), is the parent judgement's own verdict (JudgeAgain shares those it did not judge
-// again) and shows no raw body, which is read for each judgement.
+// again) and shows no raw body (showsRaw).
 func (b *renderedBefore) shared(k int, vd *policy.Verdict) bool {
 	return k >= 0 && b.parent.verdicts[b.parent.budgeted[k]] == vd && !showsRaw(vd)
 }
