@@ -84,6 +84,13 @@ type recordChainParams struct {
 	HeadAwaiting  bool             `param:"headAwaiting"`
 	Points        []map[string]any `param:"points"`
 	Now           time.Time        `param:"now"`
+	// KeyID, Claim, Status, Body and ConversationID store the call's answer under its
+	// Idempotency-Key (KeyID null for none).
+	KeyID          string `param:"keyId,null"`
+	Claim          string `param:"claim,null"`
+	Status         int    `param:"status"`
+	Body           string `param:"body"`
+	ConversationID string `param:"conversationId,null"`
 }
 
 type recordChainRow struct {
@@ -166,7 +173,7 @@ func (s *Store) RootBranch(ctx context.Context, accountID, conversationID, name 
 }
 
 // RecordChain writes a call's chain points and its branch's head, with the call's answer
-// stored under the request's claim in the same transaction.
+// stored under the request's claim, in one statement.
 func (s *Store) RecordChain(ctx context.Context, accountID string, in model.ChainRecord) error {
 	points := make([]map[string]any, len(in.Points))
 	for i, p := range in.Points {
@@ -174,19 +181,27 @@ func (s *Store) RecordChain(ctx context.Context, accountID string, in model.Chai
 			"runId": p.RunID, "request": p.Request, "awaiting": p.Awaiting}
 	}
 	h := in.Head
-	_, err := writeTx(ctx, s, func(t *tx) (struct{}, error) {
-		_, found, err := recordChain.one(t, recordChainParams{AccountID: accountID, BranchID: h.BranchID, HeadSHA256: h.SHA256,
-			HeadLength: h.Length, HeadMessageID: h.MessageID, HeadRunID: h.RunID, HeadAwaiting: h.Awaiting, Points: points, Now: s.Now()})
+	p := recordChainParams{AccountID: accountID, BranchID: h.BranchID, HeadSHA256: h.SHA256,
+		HeadLength: h.Length, HeadMessageID: h.MessageID, HeadRunID: h.RunID, HeadAwaiting: h.Awaiting, Points: points, Now: s.Now()}
+	claim := model.IdempotencyClaimOf(ctx)
+	answering := in.Answer != nil && claim != nil && claim.Status != 0
+	if answering {
+		body, err := responseBody(in.Answer)
 		if err != nil {
-			return struct{}{}, err
+			return err
 		}
-		if !found {
-			return struct{}{}, model.NotFound("branch", h.BranchID)
+		p.KeyID, p.Claim, p.Status, p.Body, p.ConversationID = idempotencyID(claim.AccountID, claim.Key), claim.Claim, claim.Status, string(body), in.ConversationID
+	}
+	_, found, err := recordChain.autoOne(ctx, s, neo4j.AccessModeWrite, p)
+	if err == nil && !found {
+		err = model.NotFound("branch", h.BranchID)
+		if answering {
+			// Nothing was written: the branch is gone, or a retry took the key.
+			err = s.keyHeldOr(ctx, claim, err)
 		}
-		if in.Answer == nil {
-			return struct{}{}, nil
-		}
-		return struct{}{}, t.answer(in.Answer, in.ConversationID, "")
-	})
+	}
+	if err == nil && answering {
+		claim.Answered = true
+	}
 	return err
 }

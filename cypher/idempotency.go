@@ -177,13 +177,9 @@ func (t *tx) answerRecord(v any, conversationID, artifactID, recordID string) er
 	if claim == nil || claim.Status == 0 {
 		return nil
 	}
-	var body []byte
-	if v != nil {
-		encoded, err := model.EncodeJSON(v)
-		if err != nil {
-			return model.Internal("encoding the response failed", err)
-		}
-		body = append(encoded, '\n')
+	body, err := responseBody(v)
+	if err != nil {
+		return err
 	}
 	_, found, err := completeIdempotencyKey.one(t, completeKeyParams{
 		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim,
@@ -194,11 +190,23 @@ func (t *tx) answerRecord(v any, conversationID, artifactID, recordID string) er
 		return err
 	}
 	if !found {
-		return &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
-			Message: "this request's hold on its Idempotency-Key was taken over by a retry"}
+		return keyTakenOver()
 	}
 	t.answered = true
 	return nil
+}
+
+// responseBody is a response as a keyed request's first answer is stored: v encoded as
+// the API encodes it, nothing for nil.
+func responseBody(v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	encoded, err := model.EncodeJSON(v)
+	if err != nil {
+		return nil, model.Internal("encoding the response failed", err)
+	}
+	return append(encoded, '\n'), nil
 }
 
 // CompleteIdempotencyKey stores the response of a claimed request whose write did not.

@@ -121,8 +121,39 @@ func (t *tx) recordKeyedTurn(claim *model.IdempotencyClaim, turn model.KeyedTurn
 		UserMessageID: turn.UserMessageID, RunIDs: turn.RunIDs,
 	})
 	if err == nil && !found {
-		err = &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
-			Message: "this request's hold on its Idempotency-Key was taken over by a retry"}
+		err = keyTakenOver()
+	}
+	return err
+}
+
+// keyTakenOver is the error of a write refused because a retry took its request's
+// Idempotency-Key over.
+func keyTakenOver() error {
+	return &model.Error{Kind: model.KindConflict, Field: "Idempotency-Key",
+		Message: "this request's hold on its Idempotency-Key was taken over by a retry"}
+}
+
+// keyHeld reads whether claim still holds its key (IdempotencyKeyHeld).
+var keyHeld = newQuery[keyHeldParams, struct {
+	Held bool `col:"held"`
+}]("IdempotencyKeyHeld")
+
+type keyHeldParams struct {
+	ID        string `param:"id"`
+	AccountID string `param:"accountId"`
+	Claim     string `param:"claim"`
+}
+
+// keyHeldOr says why a statement that writes only while claim holds its key wrote nothing:
+// keyTakenOver when it no longer holds it, otherwise err.
+func (s *Store) keyHeldOr(ctx context.Context, claim *model.IdempotencyClaim, err error) error {
+	row, found, rerr := keyHeld.autoOne(ctx, s, neo4j.AccessModeRead, keyHeldParams{
+		ID: idempotencyID(claim.AccountID, claim.Key), AccountID: claim.AccountID, Claim: claim.Claim})
+	switch {
+	case rerr != nil:
+		return rerr
+	case !found || !row.Held:
+		return keyTakenOver()
 	}
 	return err
 }

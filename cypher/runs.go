@@ -284,6 +284,10 @@ type beginTurnParams struct {
 	ParticipantID string `param:"participantId"`
 	RunID         string `param:"runId"`
 	Since         any    `param:"since"`
+	// KeyID and Claim are a keyed turn's Idempotency-Key and the request's hold on it
+	// (null for a turn without a key).
+	KeyID string `param:"keyId,null"`
+	Claim string `param:"claim,null"`
 }
 
 // beginTurnRow is a row of BeginTurn: a row of ConversationRecords, the head row with the
@@ -314,7 +318,8 @@ func oneStatementTurn(msg *model.NewMessage, runs []model.NewRun) bool {
 // beginTurn is BeginTurn's one statement (BeginTurn.cypher): the generation path resolved
 // the participants from the branch's conversation, and the message replies to the latest
 // of the lineage, so nothing is read first. A keyed turn records its ids under the key in
-// the same transaction.
+// the same statement, which writes nothing once a retry has taken the key over (and then
+// reads the key, to say so).
 func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewMessage, runs []model.NewRun) (model.Message, []model.Run, error) {
 	var at *time.Time
 	if msg != nil {
@@ -374,29 +379,18 @@ func (s *Store) beginTurn(ctx context.Context, accountID string, msg *model.NewM
 		}
 		return out, nil
 	}
+	claim := model.TurnKeyOf(ctx)
+	if claim != nil {
+		p.KeyID, p.Claim = idempotencyID(claim.AccountID, claim.Key), claim.Claim
+	}
 	var b begun
-	var err error
-	if claim := model.TurnKeyOf(ctx); claim != nil {
-		b, err = writeTx(ctx, s, func(t *tx) (begun, error) {
-			rows, err := beginTurn.all(t, p)
-			if err != nil {
-				return begun{}, err
-			}
-			out, err := read(rows)
-			if err != nil {
-				return begun{}, err
-			}
-			turn := model.KeyedTurn{UserMessageID: out.msg.ID}
-			for _, r := range out.runs {
-				turn.RunIDs = append(turn.RunIDs, r.ID)
-			}
-			return out, t.recordKeyedTurn(claim, turn)
-		})
-	} else {
-		rows, qerr := beginTurn.autoAll(ctx, s, neo4j.AccessModeWrite, p)
-		if err = qerr; err == nil {
-			b, err = read(rows)
-		}
+	rows, err := beginTurn.autoAll(ctx, s, neo4j.AccessModeWrite, p)
+	if err == nil {
+		b, err = read(rows)
+	}
+	if claim != nil && len(rows) == 0 && model.KindOf(err) == model.KindNotFound {
+		// Nothing was written: the branch is not the account's, or a retry took the key.
+		err = s.keyHeldOr(ctx, claim, err)
 	}
 	if err == nil {
 		// Committed: what the statement read is the conversation as of the turn.

@@ -1116,3 +1116,87 @@ func TestRefusedContinueWritesNothing(t *testing.T) {
 		t.Errorf("the provider was called %d times, want once (the generation)", fake.count())
 	}
 }
+
+// The writes that run under a request's Idempotency-Key (a keyed turn's first statement,
+// a drop-in call's chain and answer) write nothing once a retry has taken the key over,
+// and answer a conflict naming the key; while the request holds it, they write and keep
+// what they wrote under it.
+func TestKeyedWritesStopOnceARetryTookTheKey(t *testing.T) {
+	h := newHarness(t)
+	ctx := t.Context()
+	_, branch, ids := h.conversationWith([3]string{"dev", "", ""})
+	claimKey := func(key string) *model.IdempotencyClaim {
+		t.Helper()
+		claim, _, err := sharedStore.ClaimIdempotencyKey(ctx, h.account, key, "hash-"+key, time.Minute)
+		if err != nil || claim == nil {
+			t.Fatalf("claiming %s: %v %v", key, claim, err)
+		}
+		return claim
+	}
+	// As a retry takes a key over (ClaimIdempotencyKey): the claim becomes the retry's.
+	takeOver := func(claim *model.IdempotencyClaim) {
+		cypherQuery(t, `MATCH (k:IdempotencyKey {accountId: $a, claim: $c}) SET k.claim = 'retry of ' + $c`,
+			map[string]any{"a": h.account, "c": claim.Claim})
+	}
+	keyOf := func(claim *model.IdempotencyClaim) map[string]any {
+		recs := cypherQuery(t, `MATCH (k:IdempotencyKey {accountId: $a}) WHERE k.claim IN [$c, 'retry of ' + $c]
+			RETURN k.state AS state, k.userMessageId AS message, k.body IS NOT NULL AS answered`, map[string]any{"a": h.account, "c": claim.Claim})
+		if len(recs) != 1 {
+			t.Fatalf("key %s: %d nodes", claim.Key, len(recs))
+		}
+		return recs[0].AsMap()
+	}
+	turn := func(claim *model.IdempotencyClaim, content string) error {
+		_, _, err := sharedStore.BeginTurn(model.WithTurnKey(ctx, claim), h.account,
+			&model.NewMessage{BranchID: branch, Role: "user", Content: content},
+			[]model.NewRun{{BranchID: branch, ParticipantID: ids[0], RuntimeKind: model.RuntimeChat}})
+		return err
+	}
+	messages := func(content string) int64 {
+		return cypherCount(t, `MATCH (m:Message {branchId: $b, content: $c}) RETURN count(m)`, map[string]any{"b": branch, "c": content})
+	}
+	conflictOnKey := func(what string, err error) {
+		t.Helper()
+		var me *model.Error
+		if !errors.As(err, &me) || me.Kind != model.KindConflict || me.Field != "Idempotency-Key" {
+			t.Errorf("%s after a retry took the key: got %v, want a conflict on Idempotency-Key", what, err)
+		}
+	}
+
+	held := claimKey("turn-held-" + randomHex(4))
+	if err := turn(held, "a keyed turn"); err != nil {
+		t.Fatalf("a keyed turn: %v", err)
+	}
+	if k := keyOf(held); k["message"] == nil || messages("a keyed turn") != 1 {
+		t.Errorf("a keyed turn wrote %d messages and kept %v under its key, want its message kept", messages("a keyed turn"), k)
+	}
+	lost := claimKey("turn-lost-" + randomHex(4))
+	takeOver(lost)
+	conflictOnKey("a turn", turn(lost, "a turn whose key was taken"))
+	if n := messages("a turn whose key was taken"); n != 0 {
+		t.Errorf("a turn whose key was taken over wrote %d messages", n)
+	}
+
+	chain := func(claim *model.IdempotencyClaim, sha string) error {
+		claim.Status = 200
+		return sharedStore.RecordChain(model.WithIdempotencyClaim(ctx, claim), h.account, model.ChainRecord{
+			Points: []model.ChainPoint{{SHA256: sha, Length: 1, BranchID: branch}},
+			Head:   model.ChainHead{BranchID: branch, SHA256: sha, Length: 1}, Answer: map[string]any{"answer": sha}})
+	}
+	points := func(sha string) int64 {
+		return cypherCount(t, `MATCH (p:ChainPoint {sha256: $s}) RETURN count(p)`, map[string]any{"s": sha})
+	}
+	held = claimKey("chain-held-" + randomHex(4))
+	if err := chain(held, "sha-held-"+held.Key); err != nil {
+		t.Fatalf("a keyed chain: %v", err)
+	}
+	if k := keyOf(held); k["state"] != "done" || k["answered"] != true || points("sha-held-"+held.Key) != 1 || !held.Answered {
+		t.Errorf("a keyed chain left its key %v and %d points (answered %v), want the answer stored with its point", k, points("sha-held-"+held.Key), held.Answered)
+	}
+	lost = claimKey("chain-lost-" + randomHex(4))
+	takeOver(lost)
+	conflictOnKey("a chain", chain(lost, "sha-lost-"+lost.Key))
+	if k := keyOf(lost); k["answered"] == true || points("sha-lost-"+lost.Key) != 0 {
+		t.Errorf("a chain whose key was taken over left its key %v and %d points, want nothing written", k, points("sha-lost-"+lost.Key))
+	}
+}

@@ -434,7 +434,8 @@ type GenerationGraph interface {
 	// BeginTurn writes a turn's user message (when msg is set; each run is then
 	// TRIGGERED_BY it) and its runs in one transaction. When ctx carries a generation's
 	// Idempotency-Key claim (WithTurnKey), the message's and the runs' ids are kept under
-	// the key in the same transaction, so that a retry finds the turn (KeyedTurn).
+	// the key in the same transaction, so that a retry finds the turn (KeyedTurn); once a
+	// retry has taken the key over, nothing is written (KindConflict naming Idempotency-Key).
 	BeginTurn(ctx context.Context, accountID string, msg *NewMessage, runs []NewRun) (Message, []Run, error)
 	// FinishTurn writes a completed call's assistant message and RecordModelCall in one
 	// transaction.

@@ -12,9 +12,21 @@
 // for $participantId and $runId: the first run's) since the revisions of the assembler's
 // copy in $since, when it holds one ($since null reads the head only): the turn's first
 // assembly then needs no read of its own. The message and runs come on the head row.
+// A keyed turn ($keyId, a generation request's Idempotency-Key) is written only while the
+// request holds the key ($claim), which is locked after the branch (the order of a turn's
+// transaction that records it with RecordKeyedTurn), and its message and runs are kept
+// under the key, so that a retry that takes the key over completes this turn: nothing is
+// written and nothing returned when a retry has taken it over.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b._lock = true REMOVE b._lock
 WITH b
+OPTIONAL MATCH (k:IdempotencyKey {id: $keyId, accountId: $accountId})
+CALL (k) {
+  WITH k WHERE k IS NOT NULL
+  SET k._lock = true REMOVE k._lock
+}
+WITH b, k
+WHERE $keyId IS NULL OR (k.claim = $claim AND k.state = 'pending')
 CALL (b) {
   OPTIONAL MATCH (own:Message)
   WHERE own.branchId = $branchId AND own.seq IS NOT NULL
@@ -40,7 +52,7 @@ CALL (b, latestId) {
 UNWIND $runs AS run
 MATCH (p:Participant {id: run.participantId, accountId: $accountId})
 SET b.seq = b.seq + 1, b.rev = b.rev + 1
-WITH b, m, run, p, b.seq AS seq, b.rev AS rev
+WITH b, m, k, run, p, b.seq AS seq, b.rev AS rev
 CREATE (r:ModelRun {id: run.id, accountId: $accountId, conversationId: b.conversationId, branchId: b.id, seq: seq,
                     participantId: p.id, runtimeKind: run.runtimeKind, status: 'running',
                     provider: coalesce(run.provider, p.provider), model: coalesce(run.model, p.model),
@@ -50,7 +62,9 @@ CREATE (r:ModelRun {id: run.id, accountId: $accountId, conversationId: b.convers
 CREATE (r)-[:ON_BRANCH]->(b)
 CREATE (r)-[:BY]->(p)
 FOREACH (t IN CASE WHEN m IS NULL THEN [] ELSE [m] END | CREATE (r)-[:TRIGGERED_BY]->(t))
-WITH b, m, collect(r) AS runs
+WITH b, m, k, collect(r) AS runs
+FOREACH (x IN CASE WHEN k IS NULL THEN [] ELSE [k] END | SET x.userMessageId = m.id, x.runIds = [r IN runs | r.id])
+WITH b, m, runs
 MATCH (cv:Conversation {id: b.conversationId, accountId: $accountId})
 // include: ConversationChanges
 RETURN kind, record, CASE kind WHEN 'head' THEN m END AS m, CASE kind WHEN 'head' THEN runs END AS runs

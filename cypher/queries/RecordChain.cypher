@@ -1,9 +1,23 @@
 // name: RecordChain
 // Records what one drop-in call leaves (DESIGN §9): its chain points (a point already
 // recorded, by a try of the same list that failed, takes the new run and message) and its
-// branch's new head. The branch is write-locked first, as every writer of it does.
+// branch's new head. The branch is write-locked first, as every writer of it does. With
+// $keyId, the call's answer is stored under its Idempotency-Key in the same statement, as
+// CompleteIdempotencyKey stores it ($status, $body, naming $conversationId), and only while
+// the request holds the key ($claim): the key is locked after the branch, and nothing is
+// written and nothing returned when a retry has taken it over.
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b._lock = true REMOVE b._lock
+WITH b
+OPTIONAL MATCH (k:IdempotencyKey {id: $keyId, accountId: $accountId})
+CALL (k) {
+  WITH k WHERE k IS NOT NULL
+  SET k._lock = true REMOVE k._lock
+}
+WITH b, k
+WHERE $keyId IS NULL OR (k.claim = $claim AND k.state = 'pending')
+FOREACH (x IN CASE WHEN k IS NULL THEN [] ELSE [k] END |
+  SET x.state = 'done', x.status = $status, x.body = $body, x.completedAt = $now, x.conversationId = $conversationId)
 SET b.chainSha256 = $headSha256, b.chainLength = $headLength, b.chainMessageId = $headMessageId,
     b.chainRunId = $headRunId, b.chainAwaiting = $headAwaiting
 WITH b
