@@ -1117,8 +1117,9 @@ func TestRefusedContinueWritesNothing(t *testing.T) {
 	}
 }
 
-// The writes that run under a request's Idempotency-Key (a keyed turn's first statement,
-// a drop-in call's chain and answer) write nothing once a retry has taken the key over,
+// The writes that run under a request's Idempotency-Key (a keyed turn's first write, one
+// statement or, for a branch submission, a transaction; a drop-in call's chain and answer)
+// write nothing once a retry has taken the key over,
 // and answer a conflict naming the key; while the request holds it, they write and keep
 // what they wrote under it.
 func TestKeyedWritesStopOnceARetryTookTheKey(t *testing.T) {
@@ -1146,9 +1147,11 @@ func TestKeyedWritesStopOnceARetryTookTheKey(t *testing.T) {
 		}
 		return recs[0].AsMap()
 	}
-	turn := func(claim *model.IdempotencyClaim, content string) error {
+	// A turn with parents is a branch submission, begun in a transaction of several
+	// statements (RecordKeyedTurn keeps its ids); one without, in one statement.
+	turn := func(claim *model.IdempotencyClaim, content string, parents ...string) error {
 		_, _, err := sharedStore.BeginTurn(model.WithTurnKey(ctx, claim), h.account,
-			&model.NewMessage{BranchID: branch, Role: "user", Content: content},
+			&model.NewMessage{BranchID: branch, Role: "user", Content: content, ParentMessageIDs: parents},
 			[]model.NewRun{{BranchID: branch, ParticipantID: ids[0], RuntimeKind: model.RuntimeChat}})
 		return err
 	}
@@ -1175,6 +1178,20 @@ func TestKeyedWritesStopOnceARetryTookTheKey(t *testing.T) {
 	conflictOnKey("a turn", turn(lost, "a turn whose key was taken"))
 	if n := messages("a turn whose key was taken"); n != 0 {
 		t.Errorf("a turn whose key was taken over wrote %d messages", n)
+	}
+	parent := str(h.must(201, "POST", "/v1/branches/"+branch+"/messages", map[string]any{"role": "user", "content": "a parent"}), "id")
+	held = claimKey("submission-held-" + randomHex(4))
+	if err := turn(held, "a keyed submission", parent); err != nil {
+		t.Fatalf("a keyed branch submission: %v", err)
+	}
+	if k := keyOf(held); k["message"] == nil || messages("a keyed submission") != 1 {
+		t.Errorf("a keyed branch submission wrote %d messages and kept %v under its key, want its message kept", messages("a keyed submission"), k)
+	}
+	lost = claimKey("submission-lost-" + randomHex(4))
+	takeOver(lost)
+	conflictOnKey("a branch submission", turn(lost, "a submission whose key was taken", parent))
+	if n := messages("a submission whose key was taken"); n != 0 {
+		t.Errorf("a branch submission whose key was taken over wrote %d messages", n)
 	}
 
 	chain := func(claim *model.IdempotencyClaim, sha string) error {
