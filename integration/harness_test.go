@@ -400,6 +400,23 @@ func (g *statementGate) waitHeld() {
 	}
 }
 
+// waitHeldOr is waitHeld for a statement that a request sent in the background runs: when
+// the request answers first (it failed before the statement, or never runs it), the test
+// fails with the answer.
+func (g *statementGate) waitHeldOr(t *testing.T, answered <-chan response) {
+	t.Helper()
+	g.mu.Lock()
+	entered, statement := g.entered, g.statement
+	g.mu.Unlock()
+	select {
+	case <-entered:
+	case r := <-answered:
+		t.Fatalf("the request answered %d %s before a run of %s reached the gate", r.status, r.body, statement)
+	case <-time.After(gateTimeout):
+		t.Fatalf("no run of statement %s reached the gate within %s", statement, gateTimeout)
+	}
+}
+
 // release lets the held runs commit.
 func (g *statementGate) release() {
 	g.mu.Lock()

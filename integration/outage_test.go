@@ -446,7 +446,7 @@ func TestOutageCutsAContinueRetryCompletesItOnce(t *testing.T) {
 			gate.arm("FinishTurn", 1)
 			answered := make(chan response, 1)
 			go func() { answered <- h.call("POST", path, map[string]any{}, "Idempotency-Key", "continue-cut") }()
-			gate.waitHeld()
+			gate.waitHeldOr(t, answered)
 			p.down()
 			gate.release()
 			h.expectError(<-answered, 503, "unavailable", "")
