@@ -19,16 +19,17 @@ type recentCalls struct {
 	calls ring[model.ToolCall]
 }
 
-func callKey(accountID, id string) string { return accountID + "\x00" + id }
+// accountKey keys a ring by an account's record id.
+func accountKey(accountID, id string) string { return accountID + "\x00" + id }
 
 // put remembers a call of an account.
 func (r *recentCalls) put(accountID string, c model.ToolCall) {
 	if len(c.Arguments) <= recentCallArgsLimit {
-		r.calls.put(callKey(accountID, c.ID), c)
+		r.calls.put(accountKey(accountID, c.ID), c)
 	}
 }
 
 // get returns a remembered call of an account.
 func (r *recentCalls) get(accountID, id string) (model.ToolCall, bool) {
-	return r.calls.get(callKey(accountID, id))
+	return r.calls.get(accountKey(accountID, id))
 }

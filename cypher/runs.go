@@ -658,7 +658,7 @@ type runPlace struct{ branchID, participantID string }
 // placeRun remembers where a run is.
 func (s *Store) placeRun(accountID string, r model.Run) {
 	if r.ID != "" && r.BranchID != "" {
-		s.runPlaces.put(callKey(accountID, r.ID), runPlace{branchID: r.BranchID, participantID: r.ParticipantID})
+		s.runPlaces.put(accountKey(accountID, r.ID), runPlace{branchID: r.BranchID, participantID: r.ParticipantID})
 	}
 }
 
@@ -672,7 +672,7 @@ func (s *Store) placeRun(accountID string, r model.Run) {
 func (s *Store) ClaimRunStep(ctx context.Context, accountID, runID, claim string, lease model.RunLease, continuing bool) (model.Run, error) {
 	var tc turnCopy
 	p := claimStepParams{AccountID: accountID, RunID: runID, Claim: claim, Continuing: continuing}
-	if place, ok := s.runPlaces.get(callKey(accountID, runID)); ok {
+	if place, ok := s.runPlaces.get(accountKey(accountID, runID)); ok {
 		tc, p.Since = s.turnCopy(accountID, place.branchID)
 		p.ParticipantID = place.participantID
 	}

@@ -101,8 +101,9 @@ const (
 	StepRecordWait Step = "record_wait"
 	// StepFinish records what came back: the answer and the run's end, or the tool calls.
 	StepFinish Step = "finish"
-	// StepClaim is what a continue or a resume does before its assembly: it reads the run,
-	// claims its step and resolves its participant.
+	// StepClaim is what a continue or a resume does before its assembly: it claims the run's
+	// step (one statement, which reads the run; a resume has read it before) and resolves
+	// its participant.
 	StepClaim Step = "claim"
 )
 

@@ -117,11 +117,12 @@ func (b *bench) timeToolSteps(ctx context.Context, row *scaleRow) toolStepRow {
 			stepSums[st] += d
 		}
 		runs++
-		// Ended without tools, so that the next generation finds no run waiting.
+		// Ended without tools (nor the recall tool, which llm-katan would call), so that the
+		// next generation finds no run waiting.
 		for _, c := range gen.ToolCalls {
 			b.call(ctx, b.key, http.MethodPost, "/v1/tool-calls/"+c.ID+"/result", mustJSON(client.ToolResult{Status: string(model.ToolSucceeded), Result: json.RawMessage(`{}`)}))
 		}
-		if st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/runs/"+run+"/continue", mustJSON(client.ContinueRequest{Tools: []model.ToolSpec{}})); err != nil || (st != http.StatusCreated && st != http.StatusOK) {
+		if st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/runs/"+run+"/continue", mustJSON(client.ContinueRequest{Tools: []model.ToolSpec{}, ToolChoice: model.ToolChoiceNone})); err != nil || (st != http.StatusCreated && st != http.StatusOK) {
 			fail("ending the run: %d %v %s", st, err, clip(body))
 		}
 		b.steps.take()
@@ -214,7 +215,7 @@ func (b *bench) reportToolSteps(pf func(string, ...any)) {
 			ms(r.Direct.P50), ms(r.Added.P50), ms(r.Added.P99), r.Errors)
 		steps = append(steps, stepsRow{r.Row, r.Steps, r.Direct.P50})
 	}
-	pf("\nLatency in ms. Where a continue's time goes, as the server's means per continue: *claim* reads the run, claims its step and resolves its participant; the others are a generation's.\n\n")
+	pf("\nLatency in ms. Where a continue's time goes, as the server's means per continue: *claim* claims the run's step (one statement, which reads the run) and resolves its participant; the others are a generation's.\n\n")
 	reportSteps(pf, toolStepsSteps, steps)
 	pf("\nMean times in ms.\n\n")
 }
