@@ -75,7 +75,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// records the parent judgement included raw, unchanged since, are what it read (or
 	// found gone); the others are read.
 	var rawIDs []string
-	kept := map[string]model.ArtifactRaw{}
+	var kept map[string]model.ArtifactRaw
 	for i := range verdicts {
 		vd := verdicts[i]
 		if !vd.Included() || vd.Decision.As != model.AsRaw {
@@ -83,6 +83,9 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		}
 		if parent.readRaw(snap.ViewPlaces, i, vd.Candidate) {
 			if r, ok := parent.raw[vd.Candidate.ID]; ok {
+				if kept == nil {
+					kept = map[string]model.ArtifactRaw{}
+				}
 				kept[vd.Candidate.ID] = r
 			}
 			continue

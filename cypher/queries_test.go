@@ -81,17 +81,22 @@ func TestQueryPartsAreIncluded(t *testing.T) {
 			}
 		}
 	}
-	part, err := queryFiles.ReadFile("queries/parts/ConversationChanges.cypher")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, body, _ := strings.Cut(string(part), "\n")
-	for _, name := range []string{"ConversationRecords", "BeginTurn"} {
-		if text, _ := queryText(name); !strings.Contains(text, body) {
-			t.Errorf("%s does not hold the part ConversationChanges", name)
+	for part, users := range map[string][]string{
+		"ConversationChanges": {"ConversationRecords", "BeginTurn", "ClaimRunStep"},
+		"HeldKey":             {"BeginTurn", "RecordChain"},
+	} {
+		text, err := queryFiles.ReadFile("queries/parts/" + part + ".cypher")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := queryText("ConversationChanges"); err == nil {
-		t.Error("the part ConversationChanges is a query of its own")
+		_, body, _ := strings.Cut(string(text), "\n")
+		for _, name := range users {
+			if q, _ := queryText(name); !strings.Contains(q, body) {
+				t.Errorf("%s does not hold the part %s", name, part)
+			}
+		}
+		if _, err := queryText(part); err == nil {
+			t.Errorf("the part %s is a query of its own", part)
+		}
 	}
 }

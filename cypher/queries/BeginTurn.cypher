@@ -20,13 +20,7 @@
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b._lock = true REMOVE b._lock
 WITH b
-OPTIONAL MATCH (k:IdempotencyKey {id: $keyId, accountId: $accountId})
-CALL (k) {
-  WITH k WHERE k IS NOT NULL
-  SET k._lock = true REMOVE k._lock
-}
-WITH b, k
-WHERE $keyId IS NULL OR (k.claim = $claim AND k.state = 'pending')
+// include: HeldKey
 CALL (b) {
   OPTIONAL MATCH (own:Message)
   WHERE own.branchId = $branchId AND own.seq IS NOT NULL

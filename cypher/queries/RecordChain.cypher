@@ -9,13 +9,7 @@
 MATCH (b:Branch {id: $branchId, accountId: $accountId})
 SET b._lock = true REMOVE b._lock
 WITH b
-OPTIONAL MATCH (k:IdempotencyKey {id: $keyId, accountId: $accountId})
-CALL (k) {
-  WITH k WHERE k IS NOT NULL
-  SET k._lock = true REMOVE k._lock
-}
-WITH b, k
-WHERE $keyId IS NULL OR (k.claim = $claim AND k.state = 'pending')
+// include: HeldKey
 FOREACH (x IN CASE WHEN k IS NULL THEN [] ELSE [k] END |
   SET x.state = 'done', x.status = $status, x.body = $body, x.completedAt = $now, x.conversationId = $conversationId)
 SET b.chainSha256 = $headSha256, b.chainLength = $headLength, b.chainMessageId = $headMessageId,
