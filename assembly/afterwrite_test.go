@@ -347,9 +347,27 @@ func pricesOfJudgement(j *judgement) judgementPrices {
 // without a database: the copy brought up to date, the candidates built and judged, the
 // budget fitted and the request rendered. The write is not timed.
 func BenchmarkAssemblyAfterWrite10000Rounds(b *testing.B) {
+	benchmarkAfterToolRounds(b, func(*model.AssemblyRequest) {})
+}
+
+// BenchmarkAssemblyToolStep10000Rounds times what a continue assembles on the same
+// conversation after each tool round of its run: the assembly after a write, with the run's
+// answered calls sent as native tool rounds.
+func BenchmarkAssemblyToolStep10000Rounds(b *testing.B) {
+	benchmarkAfterToolRounds(b, func(req *model.AssemblyRequest) { req.ToolRounds, req.Provider = true, "openai" })
+}
+
+// benchmarkAfterToolRounds times the assembly of the request shaped by shape right after each
+// tool round written on the assembled run of a 10,000-round conversation.
+func benchmarkAfterToolRounds(b *testing.B, shape func(*model.AssemblyRequest)) {
 	g := newCopyGraph(10_000)
 	s := NewService(g)
-	if _, _, err := s.Assemble(b.Context(), "acct", g.request()); err != nil {
+	request := func() model.AssemblyRequest {
+		req := g.request()
+		shape(&req)
+		return req
+	}
+	if _, _, err := s.Assemble(b.Context(), "acct", request()); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -357,7 +375,7 @@ func BenchmarkAssemblyAfterWrite10000Rounds(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		g.toolRound(fmt.Sprintf("b%d", i))
-		req := g.request()
+		req := request()
 		b.StartTimer()
 		if _, _, err := s.Assemble(b.Context(), "acct", req); err != nil {
 			b.Fatal(err)
@@ -379,5 +397,49 @@ func BenchmarkAssemblyUnchanged10000Rounds(b *testing.B) {
 		if _, _, err := s.Assemble(b.Context(), "acct", req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRoundResultsWithheldSayWhy renders a run's tool rounds on a long conversation: a result
+// the provider may not receive is named with the reason its body is withheld, and a call
+// made after that result begins the next round. Both read the call's outcome among every
+// verdict of the judgement, not only those the budget works on.
+func TestRoundResultsWithheldSayWhy(t *testing.T) {
+	g := newCopyGraph(300)
+	call := g.add(model.TypeToolCall, "call_secret", model.Candidate{Tool: model.ToolFacts{Name: "vault_read", Status: model.ToolPending},
+		Call: model.CallFacts{CallID: "csecret", Arguments: `{"path":"x"}`}}, 20)
+	art := g.add(model.TypeArtifact, "art_secret", model.Candidate{Tool: model.ToolFacts{Name: "vault_read", Status: model.ToolSucceeded},
+		Artifact: model.ArtifactFacts{ToolCallID: call.ID, ResultBytes: 100}, Visibility: model.VisibilityBranch}, 60)
+	unclassed := *art
+	unclassed.Base.PrivacyClass = "" // never raw for any provider
+	g.restamp(&unclassed)
+	g.restamp(call)
+	g.toolRound("next")
+	req := g.request()
+	req.ToolRounds, req.Provider = true, "openai"
+	a, _, err := NewService(g).Assemble(t.Context(), "acct", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range a.Messages {
+		switch {
+		case len(m.ToolCalls) > 0:
+			var ids []string
+			for _, c := range m.ToolCalls {
+				ids = append(ids, c.ID)
+			}
+			got = append(got, "calls "+strings.Join(ids, ","))
+		case m.Role == "tool":
+			got = append(got, m.ToolCallID+": "+m.Content)
+		}
+	}
+	want := []string{
+		"calls c300", "c300: crm_lookup acct_300: renewal booking, owner fell, tier 300", // its memory stands in
+		"calls csecret", "csecret: Result of vault_read kept as artifact art_secret, not shown: restricted for openai.",
+		"calls cnext", "cnext: " + `{"renewal":"art_next"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the run's rounds render as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

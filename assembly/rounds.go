@@ -17,16 +17,19 @@ import (
 // included nothing, a line naming the artifact and why its body is withheld: never missing.
 type rounds struct {
 	// all is every verdict of the judgement, for what the budget never saw (an outcome
-	// omitted for privacy) and for the seq of every outcome.
+	// omitted for privacy) and for the seq of every outcome; judged is what judging them
+	// worked out, for finding the outcomes of the round calls among them.
 	all      []*policy.Verdict
+	judged   *policy.Context
 	provider string
 	// recall says the request offers the recall tool, which a withheld result names.
 	recall bool
 	// named is set when the last render named a withheld result for recall.
 	named bool
 	raw   map[string]model.ArtifactRaw
-	// outcomes indexes all's artifacts by id, built at the first render: the budget
-	// renders again after each trim, and all does not change meanwhile.
+	// outcomes are the verdicts in all of the round calls' artifacts by id (nil: none
+	// judged), found as calls need them (index): the budget renders again after each trim,
+	// and all does not change meanwhile.
 	outcomes map[string]*policy.Verdict
 }
 
@@ -77,6 +80,7 @@ func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member ma
 // render appends the rounds to msgs and their records to included.
 func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, member map[int]int, msgs []model.ChatMessage, included []model.IncludedItem) ([]model.ChatMessage, []model.IncludedItem) {
 	r.named = false
+	r.index(verdicts, calls)
 	results := resultsOf(member)
 	state := r.state(verdicts)
 	groups := r.groups(verdicts, calls)
@@ -123,6 +127,7 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 // trims their results.
 func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]string, costs []int, tk *Tokenizer) (group, alone []int) {
 	calls, member := r.roundMembers(budgeted)
+	r.index(budgeted, calls)
 	// A result is withheld when the budget trimmed all of it.
 	trimmed := slices.Clone(budgeted)
 	for k := range trimmed {
@@ -157,16 +162,29 @@ func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]
 	return group, alone
 }
 
-// index builds outcomes at the first use: the budget renders again after each trim, and all
-// does not change meanwhile.
-func (r *rounds) index() {
-	if r.outcomes != nil {
+// index finds the outcomes of the round calls among verdicts that it has not looked for
+// yet, in one pass over all's id hashes (policy.Context.Find): a judgement of 10,000 rounds
+// holds tens of thousands of verdicts, a run's rounds a few calls.
+func (r *rounds) index(verdicts []policy.Verdict, calls []int) {
+	if r.outcomes == nil {
+		r.outcomes = map[string]*policy.Verdict{}
+	}
+	var missing []string
+	for _, k := range calls {
+		for _, a := range verdicts[k].Candidate.Call.ArtifactIDs {
+			if _, ok := r.outcomes[a]; !ok && !slices.Contains(missing, a) {
+				missing = append(missing, a)
+			}
+		}
+	}
+	if len(missing) == 0 {
 		return
 	}
-	r.outcomes = map[string]*policy.Verdict{}
-	for _, vd := range r.all {
-		if vd.Candidate.Type == model.TypeArtifact {
-			r.outcomes[vd.Candidate.ID] = vd
+	at := r.judged.Find(r.all, missing)
+	for _, id := range missing {
+		r.outcomes[id] = nil
+		if i, ok := at[id]; ok && r.all[i].Candidate.Type == model.TypeArtifact {
+			r.outcomes[id] = r.all[i]
 		}
 	}
 }
@@ -180,10 +198,9 @@ func resultsOf(member map[int]int) map[int][]int {
 	return results
 }
 
-// state returns an outcome's verdict as the budget left it: its copy in verdicts, else as
-// judged.
+// state returns a round call's outcome's verdict as the budget left it: its copy in
+// verdicts, else as judged (index found it).
 func (r *rounds) state(verdicts []policy.Verdict) func(string) (*policy.Verdict, bool) {
-	r.index()
 	current := map[string]*policy.Verdict{}
 	for i := range verdicts {
 		if verdicts[i].Candidate.Type == model.TypeArtifact {
@@ -194,16 +211,15 @@ func (r *rounds) state(verdicts []policy.Verdict) func(string) (*policy.Verdict,
 		if vd, ok := current[id]; ok {
 			return vd, true
 		}
-		vd, ok := r.outcomes[id]
-		return vd, ok
+		vd := r.outcomes[id]
+		return vd, vd != nil
 	}
 }
 
-// groups splits the round calls (in seq order) into rounds: a round ends where a result
-// arrived, since a call recorded after an earlier call's outcome belongs to the model's
-// next request.
+// groups splits the round calls (in seq order, their outcomes indexed) into rounds: a round
+// ends where a result arrived, since a call recorded after an earlier call's outcome belongs
+// to the model's next request.
 func (r *rounds) groups(verdicts []policy.Verdict, calls []int) [][]int {
-	r.index()
 	var groups [][]int
 	var firstResult int64 = -1
 	for _, k := range calls {
@@ -214,7 +230,7 @@ func (r *rounds) groups(verdicts []policy.Verdict, calls []int) [][]int {
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], k)
 		for _, a := range c.Call.ArtifactIDs {
-			if vd, ok := r.outcomes[a]; ok && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
+			if vd := r.outcomes[a]; vd != nil && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
 				firstResult = vd.Candidate.Seq
 			}
 		}

@@ -1554,3 +1554,29 @@ func TestRedactedArtifactsSendNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestFindNamesWhereEachIDWasJudged finds a few and many ids among a judgement's candidates,
+// and one judged nowhere.
+func TestFindNamesWhereEachIDWasJudged(t *testing.T) {
+	var cands []*model.Candidate
+	for i := range 3000 {
+		c := artifact(fmt.Sprintf("a%d", i), int64(i+1))
+		if i%3 == 0 {
+			c = message(fmt.Sprintf("m%d", i), int64(i+1), "user")
+		}
+		cands = append(cands, &c)
+	}
+	verdicts, ctx := JudgeWithContext(mustResolve(t, ""), baseRequest(), cands)
+	for _, n := range []int{1, 5, 300} {
+		want := map[string]int{}
+		ids := []string{"nowhere"}
+		for k := range n {
+			i := (k*7 + 1) % len(cands)
+			ids = append(ids, cands[i].ID)
+			want[cands[i].ID] = i
+		}
+		if got := ctx.Find(verdicts, ids); !reflect.DeepEqual(got, want) {
+			t.Errorf("%d ids: found %v, want %v", n, got, want)
+		}
+	}
+}

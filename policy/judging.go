@@ -64,6 +64,31 @@ func (c *Context) Side(id string) bool { return c.sides[id] }
 // conflicts are all there are: no candidate built anew names a side.
 func (c *Context) SidesAsBefore() bool { return c.sidesAsBefore }
 
+// Find returns where the candidates of those ids are among the candidates judged (their
+// verdicts' order), for a few ids: a pass over the candidates' id hashes, side by side, that
+// reads a verdict only when its hash is one of theirs. A bit per hash in a 4,096-bit filter
+// turns away nearly every other candidate before the set of hashes is looked up. An id
+// judged nowhere is absent.
+func (c *Context) Find(verdicts []*Verdict, ids []string) map[string]int {
+	out := make(map[string]int, len(ids))
+	if len(ids) == 0 {
+		return out
+	}
+	var filter [64]uint64
+	hashes := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		h := idHash(id)
+		hashes[h] = true
+		filter[h>>58] |= 1 << (h & 63)
+	}
+	for i, h := range c.ids {
+		if filter[h>>58]&(1<<(h&63)) != 0 && hashes[h] && slices.Contains(ids, verdicts[i].Candidate.ID) {
+			out[verdicts[i].Candidate.ID] = i
+		}
+	}
+	return out
+}
+
 // kind is a candidate's record type in one byte (kindOther, or 1 + its model ordinal): a
 // pass over the candidates of one type reads their positions (judging.of), not every
 // candidate.
