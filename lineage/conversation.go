@@ -107,13 +107,14 @@ type Conversation struct {
 
 	// What extending a view needs (extend.go): the merges in the order they were made
 	// (log), the runs that changed (runLog), the records each run owns (byRun), the
-	// artifacts answering each call (outcomes) and the calls by run, tool and arguments
-	// (repeats).
+	// artifacts answering each call (outcomes), the calls by run, tool and arguments
+	// (repeats) and the calls naming each call in retryOf (retriers).
 	log      []merged
 	runLog   []string
 	byRun    map[string][]*Record
 	outcomes map[string][]*Record
 	repeats  map[string][]*Record
+	retriers map[string][]*Record
 }
 
 // merged is one merge of a record into the copy: added, or changed in place, with its
@@ -182,7 +183,7 @@ func (c *Conversation) Merge(r *Record) {
 // index notes a record added to the copy where extending a view looks for it.
 func (c *Conversation) index(r *Record) {
 	if c.byRun == nil {
-		c.byRun, c.outcomes, c.repeats = map[string][]*Record{}, map[string][]*Record{}, map[string][]*Record{}
+		c.byRun, c.outcomes, c.repeats, c.retriers = map[string][]*Record{}, map[string][]*Record{}, map[string][]*Record{}, map[string][]*Record{}
 	}
 	c.log = append(c.log, merged{r: r, added: true, baseline: r.Baseline})
 	// Its log entry, and its slots in the indexes.
@@ -196,6 +197,10 @@ func (c *Conversation) index(r *Record) {
 	case model.TypeToolCall:
 		if key := repeatKey(r); key != "" {
 			c.repeats[key] = append(c.repeats[key], r)
+		}
+		if of := r.Base.Call.RetryOf; of != "" {
+			c.retriers[of] = append(c.retriers[of], r)
+			c.bytes.Add(8)
 		}
 	}
 }

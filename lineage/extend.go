@@ -15,11 +15,11 @@ import (
 // memory) or change a few records in place (a call whose result arrived, the records of a
 // run that ended, a promotion). extend builds the new view from the previous one: the
 // unchanged candidates copied, the added ones appended to their groups, the changed ones
-// built again from their records by the same builder a whole build uses. Whatever could
-// change a candidate it does not rebuild (a retry or an identical repeat, which adds to
-// the retried call's list; a supersession or a conflict, which adds to the other memory's;
-// a write on an ancestor; a conversation-visible memory) makes it give up, and the view is
-// built whole. TestExtendedViewsMatchWholeBuilds compares the two over random writes.
+// built again from their records by the same builder a whole build uses; a call that
+// retries or repeats earlier ones rebuilds them too, since it joins their lists of retries.
+// Whatever could change a candidate it does not rebuild (a supersession or a conflict,
+// which adds to the other memory's list; a write on an ancestor; a conversation-visible
+// memory) makes it give up, and the view is built whole. TestExtendedViewsMatchWholeBuilds compares the two over random writes.
 
 // maxExtension bounds the records an extension builds again; beyond it the view is built
 // whole.
@@ -46,6 +46,8 @@ func (c *Conversation) extend(old *view, lin Lineage, asOf time.Time, names map[
 	b.latest = old.latest
 	baseline, lastSeq := old.baseline, old.lastSeq
 	added, changed := map[*Record]bool{}, map[*Record]bool{}
+	// retried are the calls whose lists of retries the calls written join (retried).
+	b.retried = map[*Record]bool{}
 	var appended []*Record
 	for _, m := range log {
 		r := m.r
@@ -73,8 +75,8 @@ func (c *Conversation) extend(old *view, lin Lineage, asOf time.Time, names map[
 		}
 		switch r.Kind {
 		case model.TypeToolCall:
-			if r.Base.Call.RetryOf != "" || c.repeated(r, lin) {
-				return nil
+			for _, t := range c.retried(r, lin) {
+				b.retried[t], changed[t] = true, true
 			}
 		case model.TypeMemory:
 			if len(r.Supersedes) > 0 || len(r.ConflictsWith) > 0 {
@@ -177,14 +179,18 @@ func (c *Conversation) extend(old *view, lin Lineage, asOf time.Time, names map[
 // build builds a record's candidate in the lineage. prev is its candidate in the view being
 // extended (nil for a record added since): what other records give it (the calls that
 // retry a call, the memories that supersede or contradict a memory) is taken from it, since
-// extend gives up on any write that changes those.
+// extend gives up on any write that changes those, except for the calls a call written
+// retries (b.retried), whose retries are listed again.
 func (c *Conversation) build(b *builder, r *Record, lin Lineage, prev *model.Candidate) model.Candidate {
 	switch r.Kind {
 	case model.TypeMessage:
 		return b.message(r)
 	case model.TypeToolCall:
 		var retriedBy []string
-		if prev != nil {
+		switch {
+		case b.retried[r]:
+			retriedBy = c.retriesOf(b, r, lin)
+		case prev != nil:
 			retriedBy = prev.Call.RetriedBy
 		}
 		return b.call(r, c.lineageOutcomes(b, r.ID, lin), retriedBy)
@@ -208,29 +214,53 @@ func (c *Conversation) lineageOutcomes(b *builder, callID string, lin Lineage) [
 			outs = append(outs, r)
 		}
 	}
-	sort.Slice(outs, func(i, j int) bool {
-		di, dj := b.depth[outs[i].BranchID], b.depth[outs[j].BranchID]
-		if di != dj {
-			return di > dj
-		}
-		return outs[i].Seq < outs[j].Seq
-	})
+	b.sortLineage(outs)
 	return outs
 }
 
-// repeated reports whether a call has an identical repeat (same run, tool and arguments)
-// elsewhere in the lineage: one of them retries the other (retriesOf).
-func (c *Conversation) repeated(r *Record, lin Lineage) bool {
-	key := repeatKey(r)
-	if key == "" {
-		return false
+// retried returns the calls of the lineage whose retries a call written on the active
+// branch joins (retriesOf): the call it names in retryOf, and the identical calls (same
+// run, tool and arguments) before it.
+func (c *Conversation) retried(r *Record, lin Lineage) []*Record {
+	var out []*Record
+	if t := c.byID[r.Base.Call.RetryOf]; t != nil && t.Kind == model.TypeToolCall && lin.Contains(t.BranchID, t.Seq) {
+		out = append(out, t)
 	}
-	for _, other := range c.repeats[key] {
-		if other != r && lin.Contains(other.BranchID, other.Seq) {
-			return true
+	if key := repeatKey(r); key != "" {
+		for _, t := range c.repeats[key] {
+			if t != r && t.Seq < r.Seq && lin.Contains(t.BranchID, t.Seq) {
+				out = append(out, t)
+			}
 		}
 	}
-	return false
+	return out
+}
+
+// retriesOf lists the calls of the lineage that retry x, as a whole build does (retriesOf
+// in select.go): those naming it in retryOf, then its identical repeats after it, each in
+// lineage order.
+func (c *Conversation) retriesOf(b *builder, x *Record, lin Lineage) []string {
+	var retries, repeats []*Record
+	for _, r := range c.retriers[x.ID] {
+		if lin.Contains(r.BranchID, r.Seq) && b.visible(r) {
+			retries = append(retries, r)
+		}
+	}
+	if key := repeatKey(x); key != "" {
+		for _, r := range c.repeats[key] {
+			if r.Seq > x.Seq && b.depth[r.BranchID] <= b.depth[x.BranchID] && lin.Contains(r.BranchID, r.Seq) && b.visible(r) {
+				repeats = append(repeats, r)
+			}
+		}
+	}
+	var out []string
+	for _, list := range [][]*Record{retries, repeats} {
+		b.sortLineage(list)
+		for _, r := range list {
+			out = appendNew(out, r.ID)
+		}
+	}
+	return out
 }
 
 // locate returns the index of a lineage record's candidate in the view, or -1. Each group

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -266,4 +267,90 @@ func at(cands []*model.Candidate, i int) any {
 		return *cands[i]
 	}
 	return "(none)"
+}
+
+// TestRetriesExtendTheView writes what an agent loop writes when its model calls the same
+// tool with the same arguments again, and when a client retries a call: each write extends
+// the view, the earlier call lists its retries as a whole build does (those naming it in
+// retryOf first, then its identical repeats), and nothing else is built again.
+func TestRetriesExtendTheView(t *testing.T) {
+	c := NewConversation("cnv_r", 0)
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	var seq int64
+	add := func(kind model.RecordType, id string, base model.Candidate, edit func(*Record)) {
+		seq++
+		at := t0.Add(time.Duration(seq) * time.Second)
+		base.Type, base.ID, base.BranchID, base.Seq, base.InLineage, base.CreatedAt = kind, id, "br_main", seq, true, at
+		base.OwnerParticipantID, base.OwnerRunID = "pt_1", "run_1"
+		r := &Record{Kind: kind, ID: id, ElementID: "4:x:" + id, BranchID: "br_main", Seq: seq, Rev: seq, RecordedAt: at, Baseline: 10, Base: base}
+		if edit != nil {
+			edit(r)
+		}
+		c.Lock()
+		c.Merge(r)
+		c.Advance("br_main", seq)
+		c.Unlock()
+	}
+	call := func(id string, edit func(*Record)) {
+		add(model.TypeToolCall, id, model.Candidate{Tool: model.ToolFacts{Name: "search", Status: model.ToolPending},
+			Call: model.CallFacts{Arguments: `{"q":"hotels"}`}}, func(r *Record) {
+			r.ArgumentsSha256 = "sha_hotels"
+			if edit != nil {
+				edit(r)
+			}
+		})
+	}
+	c.Lock()
+	c.MergeRun(Run{ID: "run_1", Rev: 1, Status: "running"})
+	c.Unlock()
+	for i := range 20 {
+		add(model.TypeMessage, fmt.Sprintf("msg_%d", i), model.Candidate{Message: model.MessageFacts{Role: "user", Content: "hello"}}, nil)
+	}
+	call("call_a", nil)
+	lin := Lineage{ConversationID: "cnv_r", Branches: []Branch{{BranchID: "br_main", Cutoff: OpenEnded}}}
+	names := map[string]string{"pt_1": "one"}
+	selectNow := func() (got, want model.Snapshot) {
+		t.Helper()
+		req := model.AssemblyRequest{BranchID: "br_main", AsOf: t0.Add(time.Hour)}
+		c.RLock()
+		defer c.RUnlock()
+		if _, err := c.Select(lin, req, model.SnapshotOptions{}, names, &got); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Select(lin, req, model.SnapshotOptions{Fresh: true}, names, &want); err != nil {
+			t.Fatal(err)
+		}
+		return got, want
+	}
+	selectNow()
+	for _, step := range []struct {
+		write      func()
+		retriedByA []string
+	}{
+		{func() { call("call_b", nil) }, []string{"call_b"}},
+		{func() {
+			call("call_c", func(r *Record) { r.ArgumentsSha256, r.Base.Call.RetryOf = "sha_other", "call_a" })
+		}, []string{"call_c", "call_b"}},
+	} {
+		step.write()
+		got, want := selectNow()
+		if got.ViewParent == "" {
+			t.Fatalf("after %v the view was built whole", step.retriedByA)
+		}
+		if !reflect.DeepEqual(got.Candidates, want.Candidates) {
+			t.Fatalf("after %v the extended view differs from a whole build", step.retriedByA)
+		}
+		rebuilt := 0
+		for i, cand := range got.Candidates {
+			if cand.ID == "call_a" && !slices.Equal(cand.Call.RetriedBy, step.retriedByA) {
+				t.Errorf("call_a is retried by %v, want %v", cand.Call.RetriedBy, step.retriedByA)
+			}
+			if got.Rebuilt[i] {
+				rebuilt++
+			}
+		}
+		if rebuilt != 2 {
+			t.Errorf("after %v the extension built %d candidates again, want 2 (the call written and call_a)", step.retriedByA, rebuilt)
+		}
+	}
 }

@@ -328,6 +328,20 @@ type builder struct {
 	names  map[string]string
 	depth  map[string]int64
 	latest time.Time
+	// retried are the calls whose retries an extension lists again (Conversation.extend).
+	retried map[*Record]bool
+}
+
+// sortLineage sorts records of the lineage in lineage order: ancestors first (greater
+// depth), then by seq.
+func (b *builder) sortLineage(rs []*Record) {
+	sort.Slice(rs, func(i, j int) bool {
+		di, dj := b.depth[rs[i].BranchID], b.depth[rs[j].BranchID]
+		if di != dj {
+			return di > dj
+		}
+		return rs[i].Seq < rs[j].Seq
+	})
 }
 
 func newBuilder(lin Lineage, asOf time.Time, names map[string]string) *builder {

@@ -73,6 +73,7 @@ func (b *bench) timeToolSteps(ctx context.Context, row *scaleRow) toolStepRow {
 	var results, through, direct, added []time.Duration
 	stepSums, runs := map[generation.Step]time.Duration{}, 0
 	queriesBefore := cypher.QueryTimes()
+	_, stopProfile := b.startProfile("toolsteps-" + row.name())
 	for i := 0; len(through) < out.N && out.Errors < 10; i++ {
 		st, body, _, err := b.call(ctx, b.key, http.MethodPost, "/v1/generations", mustJSON(client.GenerationRequest{
 			BranchID: target.ID, ParticipantIDs: []string{participant}, TokenBudget: b.o.budget, Tools: []model.ToolSpec{figuresTool},
@@ -127,6 +128,7 @@ func (b *bench) timeToolSteps(ctx context.Context, row *scaleRow) toolStepRow {
 		}
 		b.steps.take()
 	}
+	stopProfile()
 	logf("tool steps %s: the statements of the runs: %s", row.name(), statementMeans(queryTimesSince(queriesBefore)))
 	if runs > 0 {
 		out.Steps = map[generation.Step]time.Duration{}
