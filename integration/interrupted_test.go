@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/model"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
 // interruptLease is the run lease of the server processes these tests kill: a killed
@@ -232,5 +235,51 @@ func TestInterruptedContinueContinuesOnAnotherServer(t *testing.T) {
 	}
 	if n := cypherCount(t, `MATCH (:Message)-[:GENERATED_BY]->(:ModelRun {id: $r}) RETURN count(*)`, map[string]any{"r": runID}); n != 1 {
 		t.Fatalf("%d answers recorded for the run, want 1", n)
+	}
+}
+
+// A renewal of a server's leases that reads a run just before the turn's last write ends it
+// must not put the lease back on the ended run: the renewal waits on the run's lock, and
+// checks that the run still runs under its lease only once it holds it.
+func TestARenewalBehindTheFinishLeavesNoLease(t *testing.T) {
+	store := openStore(t.TempDir())
+	defer store.Close(context.Background())
+	runID, holder := "run_renew_"+randomHex(6), "server-"+randomHex(4)
+	cypherQuery(t, `CREATE (:ModelRun {id: $id, accountId: 'acct-renew', status: 'running', leaseHolder: $holder,
+	                leaseUntil: datetime() + duration('PT30S')})`, map[string]any{"id": runID, "holder": holder})
+
+	driver, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4j.BasicAuth(neo4jServer.User, neo4jServer.Password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+	session := driver.NewSession(t.Context(), neo4j.SessionConfig{DatabaseName: neo4jServer.Database})
+	defer session.Close(context.Background())
+	// The turn's last write, not yet committed: it holds the run's lock.
+	finish, err := session.BeginTransaction(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := finish.Run(t.Context(), `MATCH (r:ModelRun {id: $id}) SET r.status = 'completed' REMOVE r.leaseUntil, r.leaseHolder`,
+		map[string]any{"id": runID}); err != nil {
+		t.Fatal(err)
+	}
+	renewed := make(chan error, 1)
+	go func() {
+		renewed <- store.RenewLeases(context.Background(), model.RunLease{Holder: holder, For: time.Minute}, []string{runID}, nil)
+	}()
+	waitUntil(t, "the renewal waiting on the run's lock", func() bool {
+		return cypherCount(t, `SHOW TRANSACTIONS YIELD currentQuery, status
+		                       WHERE currentQuery CONTAINS 'name: RenewLeases' AND status STARTS WITH 'Blocked' RETURN count(*)`, nil) > 0
+	})
+	if err := finish.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-renewed; err != nil {
+		t.Fatal(err)
+	}
+	if st := cypherQuery(t, `MATCH (r:ModelRun {id: $id}) RETURN r.status AS status, r.leaseUntil IS NOT NULL AS leased, r.leaseHolder AS holder`,
+		map[string]any{"id": runID})[0].AsMap(); st["leased"] != false || st["holder"] != nil {
+		t.Errorf("after the finish and the renewal behind it the run reads %v, want no lease", st)
 	}
 }
