@@ -29,8 +29,10 @@ type copyGraph struct {
 	supersede, conflict string
 	// extended counts the snapshots whose view extended the one before.
 	extended int
-	// rawRead are the artifacts whose raw bodies were read, in order.
+	// rawRead are the artifacts whose raw bodies were read, in order; results are the raw
+	// results of those not read as a short JSON naming them.
 	rawRead []string
+	results map[string]string
 	// records are the records written, by id.
 	records map[string]*lineage.Record
 }
@@ -179,6 +181,9 @@ func (g *copyGraph) RawPayloads(_ context.Context, _ string, ids []string) (map[
 	g.rawRead = append(g.rawRead, ids...)
 	for _, id := range ids {
 		out[id] = model.ArtifactRaw{Arguments: []byte(`{"account":"x"}`), Result: []byte(`{"renewal":"` + id + `"}`)}
+		if result, ok := g.results[id]; ok {
+			out[id] = model.ArtifactRaw{Arguments: []byte(`{"account":"x"}`), Result: []byte(result)}
+		}
 	}
 	return out, nil
 }
@@ -401,22 +406,29 @@ func BenchmarkAssemblyUnchanged10000Rounds(b *testing.B) {
 }
 
 // TestRoundResultsWithheldSayWhy renders a run's tool rounds on a long conversation: a result
-// the provider may not receive is named with the reason its body is withheld, and a call
-// made after that result begins the next round. Both read the call's outcome among every
-// verdict of the judgement, not only those the budget works on.
+// the provider may not receive, and one the budget has no room for, are named with the
+// reason their bodies are withheld, and a call made after a result begins the next round.
+// These read the call's outcome among every verdict of the judgement (the first), or as
+// the budget left it (the second).
 func TestRoundResultsWithheldSayWhy(t *testing.T) {
 	g := newCopyGraph(300)
-	call := g.add(model.TypeToolCall, "call_secret", model.Candidate{Tool: model.ToolFacts{Name: "vault_read", Status: model.ToolPending},
-		Call: model.CallFacts{CallID: "csecret", Arguments: `{"path":"x"}`}}, 20)
-	art := g.add(model.TypeArtifact, "art_secret", model.Candidate{Tool: model.ToolFacts{Name: "vault_read", Status: model.ToolSucceeded},
-		Artifact: model.ArtifactFacts{ToolCallID: call.ID, ResultBytes: 100}, Visibility: model.VisibilityBranch}, 60)
-	unclassed := *art
-	unclassed.Base.PrivacyClass = "" // never raw for any provider
-	g.restamp(&unclassed)
-	g.restamp(call)
+	// bare writes a call of the run with its result and no memory derived from it.
+	bare := func(tag, tool string, edit func(*lineage.Record)) {
+		call := g.add(model.TypeToolCall, "call_"+tag, model.Candidate{Tool: model.ToolFacts{Name: tool, Status: model.ToolPending},
+			Call: model.CallFacts{CallID: "c" + tag, Arguments: `{"path":"x"}`}}, 20)
+		art := g.add(model.TypeArtifact, "art_"+tag, model.Candidate{Tool: model.ToolFacts{Name: tool, Status: model.ToolSucceeded},
+			Artifact: model.ArtifactFacts{ToolCallID: call.ID, ResultBytes: 100}, Visibility: model.VisibilityBranch}, 60)
+		changed := *art
+		edit(&changed)
+		g.restamp(&changed)
+		g.restamp(call)
+	}
+	bare("secret", "vault_read", func(r *lineage.Record) { r.Base.PrivacyClass = "" }) // never raw for any provider
 	g.toolRound("next")
+	bare("big", "sheet_read", func(r *lineage.Record) { r.Base.Artifact.ResultBytes = 16 << 10 })
+	g.results = map[string]string{"art_big": strings.Repeat("row after row of figures, ", 600)}
 	req := g.request()
-	req.ToolRounds, req.Provider = true, "openai"
+	req.ToolRounds, req.Provider, req.TokenBudget = true, "openai", 3000
 	a, _, err := NewService(g).Assemble(t.Context(), "acct", req)
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +449,8 @@ func TestRoundResultsWithheldSayWhy(t *testing.T) {
 	want := []string{
 		"calls c300", "c300: crm_lookup acct_300: renewal booking, owner fell, tier 300", // its memory stands in
 		"calls csecret", "csecret: Result of vault_read kept as artifact art_secret, not shown: restricted for openai.",
-		"calls cnext", "cnext: " + `{"renewal":"art_next"}`,
+		"calls cnext", "cnext: crm_lookup acct_next: renewal paris, owner email, tier next",
+		"calls cbig", "cbig: Result of sheet_read kept as artifact art_big, not shown: over the token budget; request it as exact evidence.",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the run's rounds render as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -312,7 +312,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	}
 	var rs *rounds
 	if req.ToolRounds {
-		rs = &rounds{all: verdicts, judged: judged, provider: req.Provider, raw: raw, recall: req.Recall}
+		rs = &rounds{all: verdicts, judged: judged, budgeted: j.budgeted, provider: req.Provider, raw: raw, recall: req.Recall}
 		j.group, j.alone = rs.price(budgeted, j.texts, lones, j.costs, tk)
 	}
 	j.inBlock = inBlock(budgeted, rs)

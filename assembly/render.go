@@ -72,7 +72,7 @@ func newDraft(j *judgement, req model.AssemblyRequest, names map[string]string, 
 		d.forms[k] = formOf(j.verdicts[i])
 	}
 	if req.ToolRounds {
-		d.rounds = &rounds{all: j.verdicts, judged: j.judged, provider: req.Provider, raw: j.raw, recall: req.Recall}
+		d.rounds = &rounds{all: j.verdicts, judged: j.judged, budgeted: j.budgeted, provider: req.Provider, raw: j.raw, recall: req.Recall}
 	}
 	return d
 }

@@ -19,8 +19,11 @@ type rounds struct {
 	// all is every verdict of the judgement, for what the budget never saw (an outcome
 	// omitted for privacy) and for the seq of every outcome; judged is what judging them
 	// worked out, for finding the outcomes of the round calls among them.
-	all      []*policy.Verdict
-	judged   *policy.Context
+	all    []*policy.Verdict
+	judged *policy.Context
+	// budgeted are the positions in all of the verdicts the budget works on, in order:
+	// render and price are given copies of those verdicts, in the same order.
+	budgeted []int
 	provider string
 	// recall says the request offers the recall tool, which a withheld result names.
 	recall bool
@@ -28,9 +31,10 @@ type rounds struct {
 	named bool
 	raw   map[string]model.ArtifactRaw
 	// outcomes are the verdicts in all of the round calls' artifacts by id (nil: none
-	// judged), found as calls need them (index): the budget renders again after each trim,
-	// and all does not change meanwhile.
+	// judged), and at their positions in all, found as calls need them (index): the budget
+	// renders again after each trim, and all does not change meanwhile.
 	outcomes map[string]*policy.Verdict
+	at       map[string]int
 }
 
 // roundMembers maps each included record that belongs to a tool round (a round call's
@@ -42,13 +46,17 @@ func (r *rounds) roundMembers(verdicts []policy.Verdict) (calls []int, member ma
 	artifactCall := map[string]int{}
 	for i := range verdicts {
 		vd := &verdicts[i]
-		if vd.Included() && vd.Candidate.Type == model.TypeToolCall && vd.Decision.As == model.AsMessage {
+		// The decision first: it is in the verdict, the type behind a pointer.
+		if vd.Decision.As == model.AsMessage && vd.Included() && vd.Candidate.Type == model.TypeToolCall {
 			calls = append(calls, i)
 			callOf[vd.Candidate.ID] = i
 			for _, a := range vd.Candidate.Call.ArtifactIDs {
 				artifactCall[a] = i
 			}
 		}
+	}
+	if len(calls) == 0 {
+		return nil, member // no round: no record belongs to one
 	}
 	sort.SliceStable(calls, func(x, y int) bool { return verdicts[calls[x]].Candidate.Seq < verdicts[calls[y]].Candidate.Seq })
 	for i := range verdicts {
@@ -128,12 +136,16 @@ func (r *rounds) render(verdicts []policy.Verdict, texts []string, calls []int, 
 func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]string, costs []int, tk *Tokenizer) (group, alone []int) {
 	calls, member := r.roundMembers(budgeted)
 	r.index(budgeted, calls)
-	// A result is withheld when the budget trimmed all of it.
-	trimmed := slices.Clone(budgeted)
-	for k := range trimmed {
-		trimmed[k].Decision.Outcome, trimmed[k].Decision.Reason = policy.OutcomeOmitted, model.ReasonBudget
+	// A result is withheld when the budget trimmed all of it: each outcome it works on as
+	// the budget omits it.
+	trimmed := policy.Verdict{Decision: model.Decision{Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget}}
+	state := func(id string) (*policy.Verdict, bool) {
+		if _, ok := r.budgetedAt(id); ok {
+			return &trimmed, true
+		}
+		vd := r.outcomes[id]
+		return vd, vd != nil
 	}
-	state := r.state(trimmed)
 	group, alone = make([]int, len(budgeted)), make([]int, len(budgeted))
 	for i := range group {
 		group[i] = -1
@@ -180,13 +192,26 @@ func (r *rounds) index(verdicts []policy.Verdict, calls []int) {
 	if len(missing) == 0 {
 		return
 	}
+	if r.at == nil {
+		r.at = map[string]int{}
+	}
 	at := r.judged.Find(r.all, missing)
 	for _, id := range missing {
 		r.outcomes[id] = nil
 		if i, ok := at[id]; ok && r.all[i].Candidate.Type == model.TypeArtifact {
-			r.outcomes[id] = r.all[i]
+			r.outcomes[id], r.at[id] = r.all[i], i
 		}
 	}
+}
+
+// budgetedAt returns where a round call's outcome is among the verdicts the budget works
+// on, if it is one of them.
+func (r *rounds) budgetedAt(id string) (int, bool) {
+	i, ok := r.at[id]
+	if !ok {
+		return 0, false
+	}
+	return slices.BinarySearch(r.budgeted, i)
 }
 
 // resultsOf lists the records of each round call's result, by the call's index.
@@ -199,17 +224,11 @@ func resultsOf(member map[int]int) map[int][]int {
 }
 
 // state returns a round call's outcome's verdict as the budget left it: its copy in
-// verdicts, else as judged (index found it).
+// verdicts (the budgeted ones, in order), else as judged (index found it).
 func (r *rounds) state(verdicts []policy.Verdict) func(string) (*policy.Verdict, bool) {
-	current := map[string]*policy.Verdict{}
-	for i := range verdicts {
-		if verdicts[i].Candidate.Type == model.TypeArtifact {
-			current[verdicts[i].Candidate.ID] = &verdicts[i]
-		}
-	}
 	return func(id string) (*policy.Verdict, bool) {
-		if vd, ok := current[id]; ok {
-			return vd, true
+		if k, ok := r.budgetedAt(id); ok {
+			return &verdicts[k], true
 		}
 		vd := r.outcomes[id]
 		return vd, vd != nil
