@@ -19,7 +19,8 @@ import (
 // retries or repeats earlier ones rebuilds them too, since it joins their lists of retries.
 // Whatever could change a candidate it does not rebuild (a supersession or a conflict,
 // which adds to the other memory's list; a write on an ancestor; a conversation-visible
-// memory) makes it give up, and the view is built whole. TestExtendedViewsMatchWholeBuilds compares the two over random writes.
+// memory) makes it give up, and the view is built whole. TestExtendedViewsMatchWholeBuilds
+// compares the two over random writes.
 
 // maxExtension bounds the records an extension builds again; beyond it the view is built
 // whole.
