@@ -30,11 +30,10 @@ type rounds struct {
 	// named is set when the last render named a withheld result for recall.
 	named bool
 	raw   map[string]model.ArtifactRaw
-	// outcomes are the verdicts in all of the round calls' artifacts by id (nil: none
-	// judged), and at their positions in all, found as calls need them (index): the budget
-	// renders again after each trim, and all does not change meanwhile.
-	outcomes map[string]*policy.Verdict
-	at       map[string]int
+	// at are the positions in all of the round calls' artifacts by id (-1: none judged),
+	// found as calls need them (index): the budget renders again after each trim, and all
+	// does not change meanwhile.
+	at map[string]int
 }
 
 // roundMembers maps each included record that belongs to a tool round (a round call's
@@ -143,7 +142,7 @@ func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]
 		if _, ok := r.budgetedAt(id); ok {
 			return &trimmed, true
 		}
-		vd := r.outcomes[id]
+		vd := r.outcome(id)
 		return vd, vd != nil
 	}
 	group, alone = make([]int, len(budgeted)), make([]int, len(budgeted))
@@ -178,13 +177,13 @@ func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]
 // yet, in one pass over all's id hashes (policy.Context.Find): a judgement of 10,000 rounds
 // holds tens of thousands of verdicts, a run's rounds a few calls.
 func (r *rounds) index(verdicts []policy.Verdict, calls []int) {
-	if r.outcomes == nil {
-		r.outcomes = map[string]*policy.Verdict{}
+	if r.at == nil {
+		r.at = map[string]int{}
 	}
 	var missing []string
 	for _, k := range calls {
 		for _, a := range verdicts[k].Candidate.Call.ArtifactIDs {
-			if _, ok := r.outcomes[a]; !ok && !slices.Contains(missing, a) {
+			if _, ok := r.at[a]; !ok && !slices.Contains(missing, a) {
 				missing = append(missing, a)
 			}
 		}
@@ -192,23 +191,28 @@ func (r *rounds) index(verdicts []policy.Verdict, calls []int) {
 	if len(missing) == 0 {
 		return
 	}
-	if r.at == nil {
-		r.at = map[string]int{}
-	}
 	at := r.judged.Find(r.all, missing)
 	for _, id := range missing {
-		r.outcomes[id] = nil
+		r.at[id] = -1
 		if i, ok := at[id]; ok && r.all[i].Candidate.Type == model.TypeArtifact {
-			r.outcomes[id], r.at[id] = r.all[i], i
+			r.at[id] = i
 		}
 	}
+}
+
+// outcome is a round call's artifact as judged, nil when none is (index found it).
+func (r *rounds) outcome(id string) *policy.Verdict {
+	if i, ok := r.at[id]; ok && i >= 0 {
+		return r.all[i]
+	}
+	return nil
 }
 
 // budgetedAt returns where a round call's outcome is among the verdicts the budget works
 // on, if it is one of them.
 func (r *rounds) budgetedAt(id string) (int, bool) {
 	i, ok := r.at[id]
-	if !ok {
+	if !ok || i < 0 {
 		return 0, false
 	}
 	return slices.BinarySearch(r.budgeted, i)
@@ -230,7 +234,7 @@ func (r *rounds) state(verdicts []policy.Verdict) func(string) (*policy.Verdict,
 		if k, ok := r.budgetedAt(id); ok {
 			return &verdicts[k], true
 		}
-		vd := r.outcomes[id]
+		vd := r.outcome(id)
 		return vd, vd != nil
 	}
 }
@@ -249,7 +253,7 @@ func (r *rounds) groups(verdicts []policy.Verdict, calls []int) [][]int {
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], k)
 		for _, a := range c.Call.ArtifactIDs {
-			if vd := r.outcomes[a]; vd != nil && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
+			if vd := r.outcome(a); vd != nil && (firstResult < 0 || vd.Candidate.Seq < firstResult) {
 				firstResult = vd.Candidate.Seq
 			}
 		}
