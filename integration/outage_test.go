@@ -228,6 +228,8 @@ type outcome struct {
 	final        response
 	// sent and ended are when its last try was sent and answered.
 	sent, ended time.Time
+	// tries are when each try was sent, from the drill's start.
+	tries []time.Duration
 }
 
 // Eight clients loop keyed generations while Neo4j is unreachable for 20 s (a proxy cut,
@@ -267,6 +269,19 @@ func TestOutageEightClients(t *testing.T) {
 	for i := range clients {
 		_, branches[i], participants[i] = h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
 	}
+	// The timeline below assumes requests of milliseconds. A Neo4j that has not planned the
+	// turn's statements since it started (an earlier test restarts it) takes seconds to plan
+	// them (BeginTurn alone is about a second), and the clients' first turns would still be
+	// waiting for their plans when the cut comes. So a turn that succeeds, a second that
+	// succeeds and one the provider fails run first, keyed as the clients' are, on a
+	// conversation of their own.
+	_, warmBranch, warmParticipants := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	for n, status := range []int{201, 201, 502} {
+		providerFailing.Store(status == 502)
+		h.must(status, "POST", "/v1/generations", map[string]any{"branchId": warmBranch, "participantIds": warmParticipants,
+			"userMessage": map[string]any{"content": fmt.Sprintf("warming turn %d", n)}}, "Idempotency-Key", fmt.Sprintf("warm-%s-%d", warmBranch, n))
+	}
+	providerFailing.Store(false)
 
 	start := time.Now()
 	var mu sync.Mutex
@@ -278,6 +293,7 @@ func TestOutageEightClients(t *testing.T) {
 		deadline := time.Now().Add(patience)
 		for {
 			o.sent = time.Now()
+			o.tries = append(o.tries, o.sent.Sub(start))
 			r := h.call("POST", "/v1/generations", body, "Idempotency-Key", o.key)
 			o.statuses, o.final, o.ended = append(o.statuses, r.status), r, time.Now()
 			wait, err := strconv.Atoi(r.header.Get("Retry-After"))
@@ -298,7 +314,9 @@ func TestOutageEightClients(t *testing.T) {
 	time.Sleep(providerStart)
 	providerFailing.Store(true)
 	time.AfterFunc(providerDown, func() { providerFailing.Store(false) })
-	time.Sleep(cutAt - providerStart)
+	time.Sleep(cutAt - providerStart - 200*time.Millisecond)
+	beforeCut := neo4jTransactions(t)
+	time.Sleep(200 * time.Millisecond)
 	p.down()
 	time.Sleep(neo4jOutage)
 	p.up(t)
@@ -342,10 +360,25 @@ func TestOutageEightClients(t *testing.T) {
 	}
 	if retried == 0 || finals[201] == 0 || finals[502] == 0 {
 		t.Errorf("the drill saw %d retried requests and finals %v: the outages did not bite", retried, finals)
+		for _, o := range outcomes {
+			t.Logf("key %s sent at %v, ended at %v: %v", o.key, o.tries, o.ended.Sub(start), o.statuses)
+		}
+		t.Logf("Neo4j's transactions 200 ms before the cut:\n%s", beforeCut)
 	}
 	waitUntil(t, "no run left running", func() bool {
 		return cypherCount(t, `MATCH (r:ModelRun) WHERE r.branchId IN $b AND r.status = 'running' RETURN count(r)`, map[string]any{"b": branches}) == 0
 	})
+}
+
+// neo4jTransactions lists what each transaction Neo4j runs is doing, for a drill's log.
+func neo4jTransactions(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range cypherQuery(t, `SHOW TRANSACTIONS YIELD transactionId, status, elapsedTime, waitTime, activeLockCount, currentQuery, resourceInformation
+		RETURN transactionId, status, elapsedTime, waitTime, activeLockCount, split(currentQuery, '\n')[0] AS query, resourceInformation`, nil) {
+		fmt.Fprintf(&b, "%v\n", r.AsMap())
+	}
+	return b.String()
 }
 
 // Clients that hammer keyed writes while Neo4j is unreachable leave a release of a claim
