@@ -388,6 +388,46 @@ func benchmarkAfterToolRounds(b *testing.B, shape func(*model.AssemblyRequest)) 
 	}
 }
 
+// BenchmarkAssemblyNewTurn10000Rounds times what a generation assembles on the same
+// conversation: each turn ends the run before it with its answer, then writes the user's
+// next message and starts a run for it, and the new run's request is assembled. The
+// message answered changes at every turn, and every memory's relevance with it.
+func BenchmarkAssemblyNewTurn10000Rounds(b *testing.B) {
+	g := newCopyGraph(10_000)
+	s := NewService(g)
+	if _, _, err := s.Assemble(b.Context(), "acct", g.request()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		g.turn(i)
+		req := g.request()
+		b.StartTimer()
+		if _, _, err := s.Assemble(b.Context(), "acct", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// turn ends the current run with its answer, and begins the next turn as a generation
+// does: the user's message, and a run it triggers.
+func (g *copyGraph) turn(i int) {
+	end := g.t0.Add(time.Duration(g.seq) * time.Second)
+	g.c.Lock()
+	g.c.MergeRun(lineage.Run{ID: g.runID, Rev: g.seq + 1, Status: "completed", EndedAt: &end, EndRecordedAt: &end})
+	g.c.Unlock()
+	g.add(model.TypeMessage, fmt.Sprintf("msg_ta%d", i), model.Candidate{Message: model.MessageFacts{Role: "assistant",
+		Content: fmt.Sprintf("The %s report is ready.", words[i%len(words)])}}, 10)
+	g.add(model.TypeMessage, fmt.Sprintf("msg_tu%d", i), model.Candidate{Message: model.MessageFacts{Role: "user",
+		Content: fmt.Sprintf("what is the %s renewal of acct_%d, and who owns the %s tier?", words[(i*5)%len(words)], i%997, words[(i*11)%len(words)])}}, 20)
+	g.runID = fmt.Sprintf("run_t%d", i)
+	g.c.Lock()
+	g.c.MergeRun(lineage.Run{ID: g.runID, Rev: g.seq, Status: "running"})
+	g.c.Unlock()
+}
+
 // BenchmarkAssemblyUnchanged10000Rounds times the same assembly repeated on an unchanged copy.
 func BenchmarkAssemblyUnchanged10000Rounds(b *testing.B) {
 	g := newCopyGraph(10_000)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -149,6 +150,9 @@ func (c *Conversation) RUnlock() { c.mu.RUnlock() }
 // of a read (MergeRun) before its records.
 func (c *Conversation) Merge(r *Record) {
 	r.ownerRun = c.run(r.Base.OwnerRunID)
+	if m := &r.Base.Memory; r.Kind == model.TypeMemory && m.Terms == nil {
+		m.Terms = extract.Terms(m.Summary)
+	}
 	if old, ok := c.byID[r.ID]; ok {
 		if old.Rev < r.Rev {
 			// A changed record keeps its place: branch and seq never change.

@@ -44,6 +44,20 @@ func strs(list []string) int64 {
 	return n
 }
 
+// terms is what a memory's terms hold beyond its summary: their slots, and the summary's
+// lower-cased copy that they point into when it has upper case (extract.Terms).
+func terms(list []string, summary string) int64 {
+	if len(list) == 0 {
+		return 0
+	}
+	n := int64(16*len(list)) + stringCost
+	at, from := uintptr(unsafe.Pointer(unsafe.StringData(list[0]))), uintptr(unsafe.Pointer(unsafe.StringData(summary)))
+	if at < from || at >= from+uintptr(len(summary)) {
+		n += str(summary)
+	}
+	return n
+}
+
 // size is what a record holds of the heap.
 func (r *Record) size() int64 {
 	n := recordSize + entryCost + str(r.ID) + str(r.ElementID) + str(r.BranchID) + str(r.PromotedTo) +
@@ -71,7 +85,7 @@ func candidateStrings(c *model.Candidate) int64 {
 		strs(c.Call.RetriedBy) + strs(c.Call.ArtifactIDs)
 	n += str(c.Artifact.ToolCallID)
 	mem := &c.Memory
-	n += str(mem.Summary) + str(mem.SafeSummary) + str(mem.Data) + str(mem.FreshnessClass) + strs(mem.RevalidateWith) +
+	n += str(mem.Summary) + terms(mem.Terms, mem.Summary) + str(mem.SafeSummary) + str(mem.Data) + str(mem.FreshnessClass) + strs(mem.RevalidateWith) +
 		strs(mem.SourceArtifactIDs) + strs(mem.LiveSourceIDs) + strs(mem.RedactedSourceIDs) + strs(mem.SupersededBy) + strs(mem.ConflictsWith)
 	if mem.Confidence != nil {
 		n += 8 + stringCost

@@ -3,10 +3,12 @@ package lineage
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxgraph/ctxgraph/extract"
 	"github.com/ctxgraph/ctxgraph/model"
 )
 
@@ -106,5 +108,33 @@ func TestCacheHoldsItsLimitInBytes(t *testing.T) {
 	if c, _ := rc.Lookup("acc_1", "br_big"); c != nil || len(rc.convs) != 3 || rc.Stats().Bytes > rc.Stats().Limit {
 		t.Errorf("a copy larger than the limit: kept %v, %d copies left (want the 3 before), %d bytes held of %d",
 			c != nil, len(rc.convs), rc.Stats().Bytes, rc.Stats().Limit)
+	}
+}
+
+// The copy works out each memory's terms once, when it takes the record, and again when the
+// record changes: a view's memories carry the terms of their summaries as they stand.
+func TestTheCopyWorksOutEachMemorysTerms(t *testing.T) {
+	c := NewConversation("cnv_terms", 0)
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	memory := func(rev int64, summary string) *Record {
+		return &Record{Kind: model.TypeMemory, ID: "mem_1", ElementID: "4:0f3a:1", BranchID: "br_main", Seq: 1, Rev: rev,
+			RecordedAt: t0, Base: model.Candidate{Type: model.TypeMemory, ID: "mem_1", BranchID: "br_main", Seq: 1,
+				Visibility: model.VisibilityBranch, Memory: model.MemoryFacts{Summary: summary}}}
+	}
+	lin := Lineage{ConversationID: "cnv_terms", Branches: []Branch{{BranchID: "br_main", Cutoff: OpenEnded}}}
+	for i, summary := range []string{"Acme renewal: EUR 340k, renewal in May", "Acme churned; the renewal is off"} {
+		rev := int64(i + 1)
+		c.Merge(memory(rev, summary))
+		c.Advance("br_main", rev)
+		var snap model.Snapshot
+		if _, err := c.Select(lin, model.AssemblyRequest{BranchID: "br_main", AsOf: t0.Add(time.Hour)}, model.SnapshotOptions{}, map[string]string{}, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Candidates) != 1 {
+			t.Fatalf("the view holds %d candidates, want the memory", len(snap.Candidates))
+		}
+		if got, want := snap.Candidates[0].Memory.Terms, extract.Terms(summary); !slices.Equal(got, want) || got == nil {
+			t.Errorf("at rev %d the memory's terms are %q, want %q", rev, got, want)
+		}
 	}
 }

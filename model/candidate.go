@@ -158,8 +158,12 @@ type ArtifactFacts struct {
 // memories that supersede or contradict it.
 type MemoryFacts struct {
 	// Report is set on a promoted child report (a memory of kind promoted_report).
-	Report            bool
-	Summary           string
+	Report  bool
+	Summary string
+	// Terms are the words of Summary that relevance compares (extract.Terms), worked out once
+	// when the copy of a conversation takes the record: relevance is read against every
+	// memory whenever the message answered changes. Nil when not worked out.
+	Terms             []string
 	SafeSummary       string
 	Data              string
 	Confidence        *float64

@@ -686,47 +686,33 @@ func allIn(ids []string, set map[string]bool) bool {
 	return true
 }
 
-// stopwords are left out of relevance matching.
-var stopwords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "that": true, "this": true,
-	"what": true, "are": true, "was": true, "you": true, "your": true, "from": true, "have": true, "has": true,
-	"can": true, "will": true, "not": true, "but": true, "our": true, "all": true, "any": true, "its": true}
-
-// terms are the words of a text that relevance matching compares.
+// terms are the words of a text that relevance matching compares (extract.Terms), as a set.
 func terms(text string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
-	}) {
-		if len(w) > 2 && !stopwords[w] {
-			out[w] = true
-		}
+	words := extract.Terms(text)
+	out := make(map[string]bool, len(words))
+	for _, w := range words {
+		out[w] = true
 	}
 	return out
 }
 
-// overlap counts the distinct words of text (as terms splits them) that the current message
-// also uses. It reads text in place: it runs for every memory of every assembly.
-func overlap(current map[string]bool, text string) int {
+// relevance counts the distinct words of a memory's summary (extract.Terms) that the current
+// message also uses. It runs for every memory of every assembly whose message answered
+// changed, so it reads the terms the copy worked out once when it took the record
+// (model.MemoryFacts.Terms), and works them out only for a memory that has none.
+func relevance(current map[string]bool, m *model.MemoryFacts) int {
 	if len(current) == 0 {
 		return 0
 	}
-	word := make([]byte, 0, 64)
-	var seen []string
+	words := m.Terms
+	if words == nil {
+		words = extract.Terms(m.Summary)
+	}
 	n := 0
-	flush := func() {
-		if len(word) > 2 && current[string(word)] && !model.Contains(seen, string(word)) {
-			seen = append(seen, string(word))
+	for _, w := range words {
+		if current[w] {
 			n++
 		}
-		word = word[:0]
 	}
-	for _, r := range strings.ToLower(text) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			word = append(word, byte(r))
-			continue
-		}
-		flush()
-	}
-	flush()
 	return n
 }

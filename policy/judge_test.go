@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -1407,23 +1408,43 @@ func TestOwnershipDirect(t *testing.T) {
 	}
 }
 
-// TestOverlapCountsDistinctSharedTerms checks overlap against its definition: the size of
-// the intersection of the current message's terms and the text's terms.
-func TestOverlapCountsDistinctSharedTerms(t *testing.T) {
-	current := terms("Compare the Q3 revenue CSV with the vendor-contracts sheet, revenue first")
+// TestRelevanceCountsDistinctSharedTerms checks relevance against its definition: the size
+// of the intersection of the current message's terms and the summary's, each the words of
+// the lower-cased text longer than two bytes and not stopwords. It reads the same with the
+// summary's terms worked out beforehand (as the copy does) and without.
+func TestRelevanceCountsDistinctSharedTerms(t *testing.T) {
+	split := func(text string) map[string]bool {
+		out := map[string]bool{}
+		for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		}) {
+			if len(w) > 2 && !map[string]bool{"the": true, "with": true, "and": true, "for": true}[w] {
+				out[w] = true
+			}
+		}
+		return out
+	}
+	message := "Compare the Q3 revenue CSV with the vendor-contracts sheet, revenue first"
+	current := terms(message)
+	if want := split(message); !maps.Equal(current, want) {
+		t.Fatalf("terms(%q) = %v, want %v", message, current, want)
+	}
 	for _, text := range []string{
 		"", "revenue revenue REVENUE", "Q3 revenue: 4.1M (vendor contracts sheet)", "the and for",
-		"revenuecsv csv-vendor/contracts", "über revenue — naïve sheet",
+		"revenuecsv csv-vendor/contracts", "über revenue — naïve sheet", "\u212aSV vendor\u0130ng",
 		"an extraordinarilylongwordthatgoesonandonbeyondsixtyfourcharactersxxxxxxxxxxxxxxxxxxxxx revenue",
 	} {
 		want := 0
-		for w := range terms(text) {
+		for w := range split(text) {
 			if current[w] {
 				want++
 			}
 		}
-		if got := overlap(current, text); got != want {
-			t.Errorf("overlap(%q) = %d, want %d", text, got, want)
+		if got := relevance(current, &model.MemoryFacts{Summary: text}); got != want {
+			t.Errorf("relevance(%q) = %d, want %d", text, got, want)
+		}
+		if got := relevance(current, &model.MemoryFacts{Summary: text, Terms: extract.Terms(text)}); got != want {
+			t.Errorf("relevance(%q) with its terms = %d, want %d", text, got, want)
 		}
 	}
 }

@@ -250,7 +250,7 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 			if !j.ctx.visible[i] {
 				continue
 			}
-			if r := overlap(j.ctx.terms, cands[i].Memory.Summary); r != j.verdicts[i].Relevance {
+			if r := relevance(j.ctx.terms, &cands[i].Memory); r != j.verdicts[i].Relevance {
 				j.own(i).Relevance = r
 			}
 		}
@@ -547,7 +547,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	eligible := j.eligibility()
 	for _, i := range j.of(kindMemory) {
 		if j.marked[i] && judge(i, func(c *model.Candidate) Verdict { return judgeMemory(v, req, c, eligible, raw) }) {
-			verdicts[i].Relevance = overlap(j.ctx.terms, cands[i].Memory.Summary) // judge made it this judgement's own
+			verdicts[i].Relevance = relevance(j.ctx.terms, &cands[i].Memory) // judge made it this judgement's own
 		}
 	}
 	// A call's answer so far is the last included artifact carrying one.
