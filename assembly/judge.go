@@ -17,6 +17,7 @@ func (s *Service) judgement(ctx context.Context, accountID string, v policy.Vers
 	judgedReq := policy.Request{
 		ParticipantID: req.ParticipantID, RunID: req.RunID, RuntimeKind: req.RuntimeKind, Provider: req.Provider,
 		ExactArtifactIDs: req.ExactArtifactIDs, Now: req.Now, ToolRounds: req.ToolRounds, Recall: req.Recall,
+		KindsInLineageOrder: snap.KindsInLineageOrder,
 	}
 	key, shape := "", ""
 	var parent *judgement

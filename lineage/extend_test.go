@@ -152,6 +152,21 @@ func playRandomWrites(t *testing.T, seed uint64, n int) (extended, whole int) {
 				if got.BaselineTokens != want.BaselineTokens {
 					t.Fatalf("seed %d, step %d, %s: baseline %d, a whole build %d", seed, step, branch, got.BaselineTokens, want.BaselineTokens)
 				}
+				// What KindsInLineageOrder promises the policies: each type's candidates in
+				// lineage order (ancestors first, then by seq), a view's messages above all.
+				if !got.KindsInLineageOrder {
+					t.Fatalf("seed %d, step %d, %s: the view does not say its kinds are in lineage order", seed, step, branch)
+				}
+				last := map[model.RecordType]*model.Candidate{}
+				for _, c := range got.Candidates {
+					if p := last[c.Type]; p != nil && c.InLineage && p.InLineage && (p.Depth < c.Depth || p.Depth == c.Depth && p.Seq >= c.Seq) {
+						t.Fatalf("seed %d, step %d, %s: %s (depth %d, seq %d) comes after %s (depth %d, seq %d)", seed, step, branch,
+							c.ID, c.Depth, c.Seq, p.ID, p.Depth, p.Seq)
+					}
+					if c.InLineage {
+						last[c.Type] = c
+					}
+				}
 				if !reflect.DeepEqual(got.Candidates, want.Candidates) {
 					for i := range max(len(got.Candidates), len(want.Candidates)) {
 						if i >= len(got.Candidates) || i >= len(want.Candidates) || !reflect.DeepEqual(got.Candidates[i], want.Candidates[i]) {

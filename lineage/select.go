@@ -65,6 +65,7 @@ func (c *Conversation) Select(lin Lineage, req model.AssemblyRequest, opts model
 	}
 	snap.Candidates, snap.BaselineTokens, snap.View = v.candidates, v.baseline, v.id
 	snap.ViewParent, snap.ViewPlaces, snap.Rebuilt = v.parent, v.places, v.rebuilt
+	snap.KindsInLineageOrder = true
 	snap.StructurallyExcluded, snap.ExcludedRefs = excludedRecords(c, lin, req.AsOf, req.Trace)
 	return shared, nil
 }

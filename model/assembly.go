@@ -167,6 +167,10 @@ type Snapshot struct {
 	ViewParent string
 	ViewPlaces []int
 	Rebuilt    []bool
+	// KindsInLineageOrder says that the candidates of each type come in lineage order, as a
+	// lineage view's do (its groups, lineage.Select), so that the latest messages are found
+	// from the end instead of by sorting every message of the lineage.
+	KindsInLineageOrder bool
 }
 
 // Instructions is one text of instructions an assembly sends: whose they are (a

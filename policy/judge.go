@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"iter"
 	"sort"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ type Request struct {
 	// Recall says the request offers the recall tool: memory lines and references then
 	// name the artifact to recall (Verdict.RecallID).
 	Recall bool
+	// KindsInLineageOrder says the candidates of each type come in lineage order
+	// (model.Snapshot.KindsInLineageOrder): the window and the message answered are then
+	// read from the last messages back, not from all of them sorted.
+	KindsInLineageOrder bool
 }
 
 // Budget tiers, filled in this order.
@@ -602,17 +607,10 @@ func markConflicts(n int, at, own func(i int) *Verdict) {
 // participant may see, and the system messages among them and right before the oldest;
 // messages are the positions of the candidates that are messages.
 func conversationWindow(v Version, req Request, cands []*model.Candidate, messages []int, visible []bool) map[string]bool {
-	var msgs []int
-	for _, i := range messages {
-		if visible[i] {
-			msgs = append(msgs, i)
-		}
-	}
-	sortLineage(cands, msgs)
 	window := map[string]bool{}
 	turns := 0
-	for k := len(msgs) - 1; k >= 0; k-- {
-		c := cands[msgs[k]]
+	for _, i := range fromLatest(req, cands, messages, visible) {
+		c := cands[i]
 		if c.Message.Role != "system" {
 			if turns == v.WindowMessages {
 				break
@@ -627,14 +625,42 @@ func conversationWindow(v Version, req Request, cands []*model.Candidate, messag
 // currentUserMessage is the latest user message the participant may see, in lineage order:
 // the one the call answers (nil when there is none); messages are the positions of the
 // candidates that are messages.
-func currentUserMessage(cands []*model.Candidate, messages []int, visible []bool) *model.Candidate {
-	var current *model.Candidate
-	for _, i := range messages {
-		if c := cands[i]; visible[i] && c.Message.Role == "user" && (current == nil || lineageLess(current, c)) {
-			current = c
+func currentUserMessage(req Request, cands []*model.Candidate, messages []int, visible []bool) *model.Candidate {
+	for _, i := range fromLatest(req, cands, messages, visible) {
+		if c := cands[i]; c.Message.Role == "user" {
+			return c
 		}
 	}
-	return current
+	return nil
+}
+
+// fromLatest yields the positions of the visible messages, the latest in lineage order
+// first: read back from the end when the candidates come in lineage order
+// (Request.KindsInLineageOrder), so that the few latest cost what they are, not what the
+// lineage holds; otherwise sorted.
+func fromLatest(req Request, cands []*model.Candidate, messages []int, visible []bool) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		if req.KindsInLineageOrder {
+			for k := len(messages) - 1; k >= 0; k-- {
+				if i := messages[k]; visible[i] && !yield(len(messages)-1-k, i) {
+					return
+				}
+			}
+			return
+		}
+		var msgs []int
+		for _, i := range messages {
+			if visible[i] {
+				msgs = append(msgs, i)
+			}
+		}
+		sortLineage(cands, msgs)
+		for k := len(msgs) - 1; k >= 0; k-- {
+			if !yield(len(msgs)-1-k, msgs[k]) {
+				return
+			}
+		}
+	}
 }
 
 // latestRunState maps the assembly run to its latest checkpoint and latest skill state,

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"reflect"
 	"sort"
 	"strings"
@@ -1598,6 +1599,45 @@ func TestFindNamesWhereEachIDWasJudged(t *testing.T) {
 		}
 		if got := ctx.Find(verdicts, ids); !reflect.DeepEqual(got, want) {
 			t.Errorf("%d ids: found %v, want %v", n, got, want)
+		}
+	}
+}
+
+// A request whose candidates come in lineage order by kind reads the window and the message
+// answered from the last messages back; it judges as the sorting of every message does, on
+// random lineages of three branches with messages other participants keep private, system
+// messages, and memories that the message answered ranks.
+func TestLatestMessagesReadFromTheEndAreTheSortedOnes(t *testing.T) {
+	v := mustResolve(t, "")
+	r := rand.New(rand.NewPCG(7, 9))
+	for round := range 300 {
+		var cands []model.Candidate
+		for depth := int64(2); depth >= 0; depth-- {
+			for seq := range int64(r.IntN(12)) {
+				var opts []opt
+				if r.IntN(4) == 0 {
+					opts = append(opts, visibility(model.VisibilityParticipant), ownedBy("pt_other"))
+				}
+				role := []string{"user", "assistant", "user", "system"}[r.IntN(4)]
+				m := message(fmt.Sprintf("m%d_%d", depth, seq), seq+1, role, opts...)
+				m.Depth, m.Message.Content = depth, []string{"renewal figures", "the forecast", "acme renewal"}[r.IntN(3)]
+				cands = append(cands, m)
+			}
+		}
+		for k := range 4 {
+			cands = append(cands, memory(fmt.Sprintf("mem%d", k), int64(k+1), func(c *model.Candidate) {
+				c.Memory.Summary = []string{"acme renewal in May", "forecast for Q3", "nothing here"}[r.IntN(3)]
+			}))
+		}
+		sorted := Judge(v, baseRequest(), cands)
+		req := baseRequest()
+		req.KindsInLineageOrder = true
+		fromEnd := Judge(v, req, cands)
+		for i := range sorted {
+			if sorted[i].Decision != fromEnd[i].Decision || sorted[i].Tier != fromEnd[i].Tier || sorted[i].Relevance != fromEnd[i].Relevance {
+				t.Fatalf("round %d: %s judged %+v (tier %d, relevance %d) read from the end, %+v (tier %d, relevance %d) sorted",
+					round, cands[i].ID, fromEnd[i].Decision, fromEnd[i].Tier, fromEnd[i].Relevance, sorted[i].Decision, sorted[i].Tier, sorted[i].Relevance)
+			}
 		}
 	}
 }

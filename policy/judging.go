@@ -376,7 +376,7 @@ func (j *judging) findWindow() {
 	messages := j.of(kindMessage)
 	j.ctx.window = conversationWindow(j.v, j.req, j.cands, messages, j.ctx.visible)
 	j.ctx.current, j.ctx.terms = "", map[string]bool{}
-	if c := currentUserMessage(j.cands, messages, j.ctx.visible); c != nil {
+	if c := currentUserMessage(j.req, j.cands, messages, j.ctx.visible); c != nil {
 		j.ctx.current, j.ctx.terms = c.ID, terms(c.Message.Content)
 	}
 }
