@@ -37,6 +37,10 @@ type genRow struct {
 	// Through is POST /v1/generations end to end; Direct the same provider request posted
 	// to llm-katan; Added the difference of each pair.
 	Through, Direct, Added stats
+	// First is the added time of the row's first generation, left out of Added: the
+	// process may not hold the conversation yet and read it whole (the scale phase's cold
+	// column measures that read), which would make Added's p99 the read rather than a step.
+	First time.Duration
 	// FirstThrough is the time to the first message.delta of a streamed generation,
 	// FirstDirect to the first content chunk of the same request streamed by llm-katan,
 	// Assembly the mean server-side time of the streamed generations' assemblies.
@@ -231,10 +235,19 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 	}
 	b.steps.take()
 	queriesBefore := cypher.QueryTimes()
-	for i := 0; i < n+10; i++ {
-		stream := i >= n
-		if i == n {
+	// The row's first generation (i = 0) is timed apart (First), and left out of the
+	// steps' means and the profile.
+	stopProfile := func() {}
+	for i := 0; i < n+11; i++ {
+		stream := i > n
+		if i == 1 {
+			b.steps.take()
+			_, stopProfile = b.startProfile("generations-" + row.name())
+		}
+		if i == n+1 {
 			out.Steps = b.steps.take()
+			stopProfile()
+			stopProfile = func() {}
 		}
 		st, body, d, err := b.call(ctx, b.key, http.MethodPost, "/v1/generations", b.generationBody(target.ID, target.LastRunParticipantID, i, stream))
 		if err != nil || (st != http.StatusCreated && st != http.StatusOK) {
@@ -258,6 +271,10 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 		dd, _, err := b.postKatan(ctx, req, false)
 		if err != nil {
 			fail("straight to llm-katan: %v", err)
+			continue
+		}
+		if i == 0 {
+			out.First = d - dd
 			continue
 		}
 		through, direct, added = append(through, d), append(direct, dd), append(added, d-dd)
@@ -303,8 +320,8 @@ func (b *bench) timeGenerations(ctx context.Context, row *scaleRow) genRow {
 	if out.Errors > 0 {
 		b.failures = append(b.failures, fmt.Sprintf("generation %s: %d errors (last: %s)", row.name(), out.Errors, clipS(out.Err, 300)))
 	}
-	logf("generation %s: through ctxgraph p50 %s p99 %s, straight to llm-katan p50 %s, added p50 %s p99 %s; first delta %s against %s (+ assembly %s); errors %d",
-		row.name(), ms(out.Through.P50), ms(out.Through.P99), ms(out.Direct.P50), ms(out.Added.P50), ms(out.Added.P99),
+	logf("generation %s: through ctxgraph p50 %s p99 %s, straight to llm-katan p50 %s, added p50 %s p99 %s (the row's first generation, apart: %s); first delta %s against %s (+ assembly %s); errors %d",
+		row.name(), ms(out.Through.P50), ms(out.Through.P99), ms(out.Direct.P50), ms(out.Added.P50), ms(out.Added.P99), ms(out.First),
 		ms(out.FirstThrough.P50), ms(out.FirstDirect.P50), ms(out.Assembly), out.Errors)
 	logf("generation %s: the drop-in path added p50 %s p99 %s", row.name(), ms(out.DropAdded.P50), ms(out.DropAdded.P99))
 	return out
@@ -454,16 +471,16 @@ func (b *bench) generationLoad(ctx context.Context, clients int) *genLoad {
 func (b *bench) reportGeneration(pf func(string, ...any)) {
 	g := b.generation
 	pf("## Generation\n\n")
-	pf("`POST /v1/generations` against llm-katan 0.22.0 (`scripts/llm-katan`: echo backend, no added latency, answering text even when tools are offered, on %s), each timed beside the same chat-completions body sent straight to llm-katan by the same client: the assembly's messages as the openai adapter serialises them. *Added* is, pair by pair, the generation's time less llm-katan's own; each generation writes its user message, run, assembly and answer, so every assembly but the first follows a write. The first delta is the time to the first `message.delta` of a streamed generation against the time to the first content chunk of the same request streamed by llm-katan (20 of each, alternated); *assembly* is the mean server-side time of those generations' assemblies as their records keep them (graph, policy and serialise; a record holds no time for its own write).\n\n", g.Katan)
-	pf("| conversation | n | through ctxgraph p50 | p99 | straight to llm-katan p50 | p99 | added p50 | added p99 | first delta (ctxgraph) p50 | first chunk (llm-katan) p50 | assembly | errors |\n")
-	pf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	pf("`POST /v1/generations` against llm-katan 0.22.0 (`scripts/llm-katan`: echo backend, no added latency, answering text even when tools are offered, on %s), each timed beside the same chat-completions body sent straight to llm-katan by the same client: the assembly's messages as the openai adapter serialises them. *Added* is, pair by pair, the generation's time less llm-katan's own; each generation writes its user message, run, assembly and answer, so every assembly but the first follows a write. *First generation* is the added time of the row's first generation, timed the same way and left out of the other columns and of the step means below: the process may not hold the conversation yet and then reads it whole, which the scale phase's *cold* column measures on its own. The first delta is the time to the first `message.delta` of a streamed generation against the time to the first content chunk of the same request streamed by llm-katan (20 of each, alternated); *assembly* is the mean server-side time of those generations' assemblies as their records keep them (graph, policy and serialise; a record holds no time for its own write).\n\n", g.Katan)
+	pf("| conversation | n | through ctxgraph p50 | p99 | straight to llm-katan p50 | p99 | added p50 | added p99 | first generation added | first delta (ctxgraph) p50 | first chunk (llm-katan) p50 | assembly | errors |\n")
+	pf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range g.Rows {
 		if r.Through.N == 0 {
-			pf("| %s | %d | — | — | — | — | — | — | — | — | — | %d: %s |\n", r.Row, r.N, r.Errors, oneLine(clipS(r.Err, 120)))
+			pf("| %s | %d | — | — | — | — | — | — | — | — | — | — | %d: %s |\n", r.Row, r.N, r.Errors, oneLine(clipS(r.Err, 120)))
 			continue
 		}
-		pf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", r.Row, r.Through.N, ms(r.Through.P50), ms(r.Through.P99),
-			ms(r.Direct.P50), ms(r.Direct.P99), ms(r.Added.P50), ms(r.Added.P99), ms(r.FirstThrough.P50), ms(r.FirstDirect.P50), ms(r.Assembly), r.Errors)
+		pf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", r.Row, r.Through.N, ms(r.Through.P50), ms(r.Through.P99),
+			ms(r.Direct.P50), ms(r.Direct.P99), ms(r.Added.P50), ms(r.Added.P99), ms(r.First), ms(r.FirstThrough.P50), ms(r.FirstDirect.P50), ms(r.Assembly), r.Errors)
 	}
 	if l := g.Load; l != nil {
 		pf("\nThroughput: %d clients, each looping generations on a conversation of its own for %s: %d generations (%.1f/s), p50 %s ms, p99 %s ms, %d errors.\n\n",

@@ -98,7 +98,7 @@ func main() {
 	flag.DurationVar(&o.loadDur, "load-duration", 0, "duration of each load level (default 30s, 10s with -quick)")
 	flag.StringVar(&o.clients, "clients", "1,4,16,64", "concurrent clients of the load levels")
 	flag.BoolVar(&o.cleanup, "cleanup", true, "at the end of the run, delete the conversations it made (DELETE /v1/conversations/{id}); failures are reported, not fatal")
-	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies (assembly-ROW), of its assemblies after a write with those writes (afterwrite-ROW), and of its first (cold) assembly (cold-ROW), of each load level (load-N), of each generation row's tool steps (toolsteps-ROW), and a heap profile after each row (heap-ROW) (off when empty)")
+	flag.StringVar(&o.pprofDir, "pprof", "", "directory for a Go CPU profile of each scale row's timed assemblies (assembly-ROW), of its assemblies after a write with those writes (afterwrite-ROW), and of its first (cold) assembly (cold-ROW), of each load level (load-N), of each generation row's unstreamed generations but the first (generations-ROW) and of its tool steps (toolsteps-ROW), and a heap profile after each row (heap-ROW) (off when empty)")
 	flag.IntVar(&o.seedConc, "seed-concurrency", 4, "seed.Config.Concurrency (branches written in parallel)")
 	flag.DurationVar(&o.seedLimit, "seed-timeout", 15*time.Minute, "give up seeding a scale row after this long and skip the remaining rows of that size (0: no limit)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every measurement as JSON to this file")
