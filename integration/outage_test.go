@@ -276,12 +276,14 @@ func TestOutageEightClients(t *testing.T) {
 	// succeeds and one the provider fails run first, keyed as the clients' are, on a
 	// conversation of their own.
 	_, warmBranch, warmParticipants := h.conversationWith([3]string{"gpt", "openai", "gpt-4.1"})
+	warming := time.Now()
 	for n, status := range []int{201, 201, 502} {
 		providerFailing.Store(status == 502)
 		h.must(status, "POST", "/v1/generations", map[string]any{"branchId": warmBranch, "participantIds": warmParticipants,
 			"userMessage": map[string]any{"content": fmt.Sprintf("warming turn %d", n)}}, "Idempotency-Key", fmt.Sprintf("warm-%s-%d", warmBranch, n))
 	}
 	providerFailing.Store(false)
+	t.Logf("the three turns that warm Neo4j's plans took %v", time.Since(warming))
 
 	start := time.Now()
 	var mu sync.Mutex
