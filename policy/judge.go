@@ -609,7 +609,7 @@ func markConflicts(n int, at, own func(i int) *Verdict) {
 func conversationWindow(v Version, req Request, cands []*model.Candidate, messages []int, visible []bool) map[string]bool {
 	window := map[string]bool{}
 	turns := 0
-	for _, i := range fromLatest(req, cands, messages, visible) {
+	for i := range fromLatest(req, cands, messages, visible) {
 		c := cands[i]
 		if c.Message.Role != "system" {
 			if turns == v.WindowMessages {
@@ -626,7 +626,7 @@ func conversationWindow(v Version, req Request, cands []*model.Candidate, messag
 // the one the call answers (nil when there is none); messages are the positions of the
 // candidates that are messages.
 func currentUserMessage(req Request, cands []*model.Candidate, messages []int, visible []bool) *model.Candidate {
-	for _, i := range fromLatest(req, cands, messages, visible) {
+	for i := range fromLatest(req, cands, messages, visible) {
 		if c := cands[i]; c.Message.Role == "user" {
 			return c
 		}
@@ -638,11 +638,11 @@ func currentUserMessage(req Request, cands []*model.Candidate, messages []int, v
 // first: read back from the end when the candidates come in lineage order
 // (Request.KindsInLineageOrder), so that the few latest cost what they are, not what the
 // lineage holds; otherwise sorted.
-func fromLatest(req Request, cands []*model.Candidate, messages []int, visible []bool) iter.Seq2[int, int] {
-	return func(yield func(int, int) bool) {
+func fromLatest(req Request, cands []*model.Candidate, messages []int, visible []bool) iter.Seq[int] {
+	return func(yield func(int) bool) {
 		if req.KindsInLineageOrder {
 			for k := len(messages) - 1; k >= 0; k-- {
-				if i := messages[k]; visible[i] && !yield(len(messages)-1-k, i) {
+				if i := messages[k]; visible[i] && !yield(i) {
 					return
 				}
 			}
@@ -656,7 +656,7 @@ func fromLatest(req Request, cands []*model.Candidate, messages []int, visible [
 		}
 		sortLineage(cands, msgs)
 		for k := len(msgs) - 1; k >= 0; k-- {
-			if !yield(len(msgs)-1-k, msgs[k]) {
+			if !yield(msgs[k]) {
 				return
 			}
 		}

@@ -233,7 +233,7 @@ func (b *bench) reportScale(pf func(string, ...any)) {
 		}
 		w := r.AfterWriteSplit
 		pf("| %d | %d | %d | %d | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n", r.Rounds, r.Branches, r.Participants, r.AfterWrite.N,
-			ms(r.AfterWrite.P50), ms(r.AfterWrite.P95), ms(r.AfterWrite.P99), w.Graph, w.Policy, w.Serialize, w.Record, multiple(r.AfterWrite.P50, r.Lat.P50))
+			ms(r.AfterWrite.P50), ms(r.AfterWrite.P95), ms(r.AfterWrite.P99), w.Graph, w.Policy, w.Serialize, w.Record, ratio(r.AfterWrite.P50, r.Lat.P50))
 	}
 	pf("\n")
 

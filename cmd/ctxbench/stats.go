@@ -60,6 +60,15 @@ func multiple(d, floor time.Duration) string {
 	return fmt.Sprintf("%.0f×", float64(d)/float64(floor))
 }
 
+// ratio is d as a multiple of base to two decimals, for ratios a target bounds (the
+// after-write assembly's 1.5 × the unchanged one's).
+func ratio(d, base time.Duration) string {
+	if d == 0 || base == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", float64(d)/float64(base))
+}
+
 func rate(n int, d time.Duration) float64 {
 	if d <= 0 {
 		return 0
