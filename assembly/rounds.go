@@ -138,13 +138,7 @@ func (r *rounds) price(budgeted []policy.Verdict, texts []string, lones map[int]
 	// A result is withheld when the budget trimmed all of it: each outcome it works on as
 	// the budget omits it.
 	trimmed := policy.Verdict{Decision: model.Decision{Outcome: policy.OutcomeOmitted, Reason: model.ReasonBudget}}
-	state := func(id string) (*policy.Verdict, bool) {
-		if _, ok := r.budgetedAt(id); ok {
-			return &trimmed, true
-		}
-		vd := r.outcome(id)
-		return vd, vd != nil
-	}
+	state := r.stateAs(func(int) *policy.Verdict { return &trimmed })
 	group, alone = make([]int, len(budgeted)), make([]int, len(budgeted))
 	for i := range group {
 		group[i] = -1
@@ -230,9 +224,15 @@ func resultsOf(member map[int]int) map[int][]int {
 // state returns a round call's outcome's verdict as the budget left it: its copy in
 // verdicts (the budgeted ones, in order), else as judged (index found it).
 func (r *rounds) state(verdicts []policy.Verdict) func(string) (*policy.Verdict, bool) {
+	return r.stateAs(func(k int) *policy.Verdict { return &verdicts[k] })
+}
+
+// stateAs returns a round call's outcome's verdict as budgeted(k) says the budget left the
+// k-th of the verdicts it works on, for an outcome among them, else as judged.
+func (r *rounds) stateAs(budgeted func(k int) *policy.Verdict) func(string) (*policy.Verdict, bool) {
 	return func(id string) (*policy.Verdict, bool) {
 		if k, ok := r.budgetedAt(id); ok {
-			return &verdicts[k], true
+			return budgeted(k), true
 		}
 		vd := r.outcome(id)
 		return vd, vd != nil

@@ -605,11 +605,11 @@ func markConflicts(n int, at, own func(i int) *Verdict) {
 
 // conversationWindow returns the ids of the last WindowMessages user/assistant messages the
 // participant may see, and the system messages among them and right before the oldest;
-// messages are the positions of the candidates that are messages.
-func conversationWindow(v Version, req Request, cands []*model.Candidate, messages []int, visible []bool) map[string]bool {
+// latest yields the positions of those it may see, the latest first (fromLatest).
+func conversationWindow(v Version, cands []*model.Candidate, latest iter.Seq[int]) map[string]bool {
 	window := map[string]bool{}
 	turns := 0
-	for i := range fromLatest(req, cands, messages, visible) {
+	for i := range latest {
 		c := cands[i]
 		if c.Message.Role != "system" {
 			if turns == v.WindowMessages {
@@ -623,10 +623,9 @@ func conversationWindow(v Version, req Request, cands []*model.Candidate, messag
 }
 
 // currentUserMessage is the latest user message the participant may see, in lineage order:
-// the one the call answers (nil when there is none); messages are the positions of the
-// candidates that are messages.
-func currentUserMessage(req Request, cands []*model.Candidate, messages []int, visible []bool) *model.Candidate {
-	for i := range fromLatest(req, cands, messages, visible) {
+// the one the call answers (nil when there is none); latest is as for conversationWindow.
+func currentUserMessage(cands []*model.Candidate, latest iter.Seq[int]) *model.Candidate {
+	for i := range latest {
 		if c := cands[i]; c.Message.Role == "user" {
 			return c
 		}
@@ -637,24 +636,25 @@ func currentUserMessage(req Request, cands []*model.Candidate, messages []int, v
 // fromLatest yields the positions of the visible messages, the latest in lineage order
 // first: read back from the end when the candidates come in lineage order
 // (Request.KindsInLineageOrder), so that the few latest cost what they are, not what the
-// lineage holds; otherwise sorted.
+// lineage holds; otherwise sorted, once, before any is yielded.
 func fromLatest(req Request, cands []*model.Candidate, messages []int, visible []bool) iter.Seq[int] {
-	return func(yield func(int) bool) {
-		if req.KindsInLineageOrder {
+	if req.KindsInLineageOrder {
+		return func(yield func(int) bool) {
 			for k := len(messages) - 1; k >= 0; k-- {
 				if i := messages[k]; visible[i] && !yield(i) {
 					return
 				}
 			}
-			return
 		}
-		var msgs []int
-		for _, i := range messages {
-			if visible[i] {
-				msgs = append(msgs, i)
-			}
+	}
+	var msgs []int
+	for _, i := range messages {
+		if visible[i] {
+			msgs = append(msgs, i)
 		}
-		sortLineage(cands, msgs)
+	}
+	sortLineage(cands, msgs)
+	return func(yield func(int) bool) {
 		for k := len(msgs) - 1; k >= 0; k-- {
 			if !yield(msgs[k]) {
 				return

@@ -373,10 +373,10 @@ func (j *judging) start(i int) {
 // findWindow finds the conversation window, the message being answered and the terms
 // memories' relevance is read against.
 func (j *judging) findWindow() {
-	messages := j.of(kindMessage)
-	j.ctx.window = conversationWindow(j.v, j.req, j.cands, messages, j.ctx.visible)
+	latest := fromLatest(j.req, j.cands, j.of(kindMessage), j.ctx.visible)
+	j.ctx.window = conversationWindow(j.v, j.cands, latest)
 	j.ctx.current, j.ctx.terms = "", map[string]bool{}
-	if c := currentUserMessage(j.req, j.cands, messages, j.ctx.visible); c != nil {
+	if c := currentUserMessage(j.cands, latest); c != nil {
 		j.ctx.current, j.ctx.terms = c.ID, terms(c.Message.Content)
 	}
 }
