@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,7 +14,8 @@ import (
 // queryFiles holds one .cypher file per operation. Each starts with a header line
 // `// name: <Name>` that must match its file name, then a comment saying what it does. A
 // line `// include: <Part>` stands for the text of queries/parts/<Part>.cypher, which
-// starts with `// part: <Part>`: a part of several statements, written once.
+// starts with `// part: <Part>`: a part of several statements, written once (and may
+// include other parts).
 //
 //go:embed queries/*.cypher queries/parts/*.cypher
 var queryFiles embed.FS
@@ -60,16 +62,28 @@ func readHeaded(file, header string) (string, error) {
 	return string(body), nil
 }
 
-// withParts replaces each `// include: <Part>` line of a query with the part's text.
+// withParts replaces each `// include: <Part>` line of a query with the part's text, its own
+// includes replaced in turn.
 func withParts(body string) (string, error) {
+	return includeParts(body, nil)
+}
+
+// includeParts is withParts within the parts named in outer, which a part may not include.
+func includeParts(body string, outer []string) (string, error) {
 	lines := strings.SplitAfter(body, "\n")
 	for i, line := range lines {
 		part, ok := strings.CutPrefix(strings.TrimSpace(line), "// include: ")
 		if !ok {
 			continue
 		}
+		if slices.Contains(outer, part) {
+			return "", fmt.Errorf("part %s includes itself (through %s)", part, strings.Join(outer, ", "))
+		}
 		text, err := readHeaded(path.Join("queries", "parts", part+".cypher"), "// part: "+part)
 		if err != nil {
+			return "", err
+		}
+		if text, err = includeParts(text, append(outer, part)); err != nil {
 			return "", err
 		}
 		if !strings.HasSuffix(text, "\n") {

@@ -67,8 +67,9 @@ func guardedBackfill(stmt string) bool {
 	return m != nil && m[1] == m[3] && m[2] == m[4] && (m[6] == "" || m[6] == m[1])
 }
 
-// A query's `// include:` lines are replaced by their parts, so ConversationRecords and
-// BeginTurn run the same read, and a part is no query of its own.
+// A query's `// include:` lines are replaced by their parts (and a part's own in turn), so
+// ConversationRecords and BeginTurn run the same read, ConversationKinds reads each record
+// as they do, and a part is no query of its own.
 func TestQueryPartsAreIncluded(t *testing.T) {
 	for _, name := range QueryNames() {
 		text, err := queryText(name)
@@ -81,15 +82,22 @@ func TestQueryPartsAreIncluded(t *testing.T) {
 			}
 		}
 	}
-	for part, users := range map[string][]string{
+	parts := map[string][]string{
 		"ConversationChanges": {"ConversationRecords", "BeginTurn", "ClaimRunStep"},
 		"HeldKey":             {"BeginTurn", "RecordChain"},
-	} {
+	}
+	for _, kind := range []string{"Run", "Message", "Call", "Artifact", "Memory", "Checkpoint", "Skills"} {
+		parts[kind+"Records"] = []string{"ConversationRecords", "BeginTurn", "ClaimRunStep", "ConversationKinds"}
+	}
+	for part, users := range parts {
 		text, err := queryFiles.ReadFile("queries/parts/" + part + ".cypher")
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, body, _ := strings.Cut(string(text), "\n")
+		if body, err = withParts(body); err != nil {
+			t.Fatal(err)
+		}
 		for _, name := range users {
 			if q, _ := queryText(name); !strings.Contains(q, body) {
 				t.Errorf("%s does not hold the part %s", name, part)

@@ -2,6 +2,8 @@ package cypher
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -19,8 +21,8 @@ type conversationRecordsParams struct {
 	BranchID      string `param:"branchId"`
 	ParticipantID string `param:"participantId"`
 	RunID         string `param:"runId,null"`
-	// Since maps each branch to the revision the copy holds it at.
-	Since map[string]int64 `param:"since"`
+	// Since maps each branch to the revision the copy holds it at; nil reads the head only.
+	Since map[string]int64 `param:"since,null"`
 }
 
 // recordRow is one row of a ConversationRecords answer: a record of a kind as a map
@@ -55,28 +57,17 @@ type conversationRead struct {
 // has no head (the branch is unknown to the account).
 func gather(rows []recordRow) (read conversationRead, found bool) {
 	for _, row := range rows {
-		switch r := row.Record; row.Kind {
-		case "head":
-			found = true
-			read.ConversationID, read.ResetRev = r.str("conversationId"), r.i64("resetRev")
-			read.Instructions, read.P, read.Run = asProps(r["instructions"]), asProps(r["p"]), asProps(r["run"])
-			read.Branches, _ = r["branches"].([]any)
-			read.Participants, _ = r["participants"].([]any)
-		case "run":
-			read.Runs = append(read.Runs, r)
-		case "message":
-			read.Messages = append(read.Messages, r)
-		case "call":
-			read.Calls = append(read.Calls, r)
-		case "artifact":
-			read.Artifacts = append(read.Artifacts, r)
-		case "memory":
-			read.Memories = append(read.Memories, r)
-		case "checkpoint":
-			read.Checkpoints = append(read.Checkpoints, r)
-		case "skills":
-			read.Skills = append(read.Skills, r)
+		r := row.Record
+		if row.Kind != "head" {
+			list := read.kind(row.Kind)
+			*list = append(*list, r)
+			continue
 		}
+		found = true
+		read.ConversationID, read.ResetRev = r.str("conversationId"), r.i64("resetRev")
+		read.Instructions, read.P, read.Run = asProps(r["instructions"]), asProps(r["p"]), asProps(r["run"])
+		read.Branches, _ = r["branches"].([]any)
+		read.Participants, _ = r["participants"].([]any)
 	}
 	return read, found
 }
@@ -95,9 +86,13 @@ type conversationIDRow struct {
 	ConversationID string `col:"conversationId"`
 }
 
-// readConversation reads the records changed since the given branch revisions (all of them
-// when since is empty).
+// readConversation reads the records changed since the given branch revisions; when since
+// is empty, the whole conversation: its head, then its records (readKinds).
 func (s *Store) readConversation(ctx context.Context, accountID string, req model.AssemblyRequest, since map[string]int64) (conversationRead, error) {
+	whole := len(since) == 0
+	if whole {
+		since = nil
+	}
 	rows, err := conversationRecords.autoAll(ctx, s, neo4j.AccessModeRead, conversationRecordsParams{
 		AccountID: accountID, BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, Since: since,
 	})
@@ -110,8 +105,88 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 		e.Field = "branchId"
 		return conversationRead{}, e
 	}
-	s.records.CountRead(len(since) == 0)
+	if whole {
+		if err := s.readKinds(ctx, accountID, &read); err != nil {
+			return conversationRead{}, err
+		}
+	}
+	s.records.CountRead(whole)
 	return read, nil
+}
+
+// conversationKinds reads the records of some kinds on some branches in full
+// (ConversationKinds), in rows of records of one kind.
+var conversationKinds = newQuery[conversationKindsParams, kindsRow]("ConversationKinds")
+
+type conversationKindsParams struct {
+	AccountID string `param:"accountId"`
+	// Branches are {id, since} with since -1: every record of each.
+	Branches []map[string]any `param:"branches"`
+	Kinds    []string         `param:"kinds"`
+}
+
+// kindsRow is a row of ConversationKinds: records of one kind.
+type kindsRow struct {
+	Kind    string `col:"kind"`
+	Records []any  `col:"records"`
+}
+
+// wholeReads are the statements that read the records of a whole conversation at once: one
+// per kind of record (the rare ones together).
+var wholeReads = [][]string{{"message"}, {"call"}, {"artifact"}, {"memory"}, {"run", "checkpoint", "skills"}}
+
+// readKinds reads every record of the branches a head read listed (wholeReads, each a
+// transaction of its own) into read. The copy holds each branch at the revision the head
+// read: every record read after it was written at that revision or later, and one written
+// meanwhile and read is read again by the next read since the head's revisions, which the
+// copy keeps as it is.
+func (s *Store) readKinds(ctx context.Context, accountID string, read *conversationRead) error {
+	p := conversationKindsParams{AccountID: accountID, Branches: make([]map[string]any, len(read.Branches))}
+	for i, v := range read.Branches {
+		p.Branches[i] = map[string]any{"id": asProps(v).str("id"), "since": int64(-1)}
+	}
+	rows := make([][]kindsRow, len(wholeReads))
+	errs := make([]error, len(wholeReads))
+	var wg sync.WaitGroup
+	for i, kinds := range wholeReads {
+		wg.Go(func() {
+			p := p
+			p.Kinds = kinds
+			rows[i], errs[i] = conversationKinds.autoAll(ctx, s, neo4j.AccessModeRead, p)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, statement := range rows {
+		for _, row := range statement {
+			list := read.kind(row.Kind)
+			for _, v := range row.Records {
+				*list = append(*list, asProps(v))
+			}
+		}
+	}
+	return nil
+}
+
+// kind is where the read keeps the records of a kind.
+func (read *conversationRead) kind(name string) *[]props {
+	switch name {
+	case "run":
+		return &read.Runs
+	case "message":
+		return &read.Messages
+	case "call":
+		return &read.Calls
+	case "artifact":
+		return &read.Artifacts
+	case "memory":
+		return &read.Memories
+	case "checkpoint":
+		return &read.Checkpoints
+	}
+	return &read.Skills
 }
 
 // LineageSnapshot reads the candidates of an assembly: the assembler's copy of the
@@ -205,15 +280,18 @@ func (s *Store) merge(accountID string, copy *lineage.Conversation, read *conver
 	for _, r := range read.Runs {
 		copy.MergeRun(runRecordOf(r))
 	}
+	records := make([]*lineage.Record, 0, len(read.Messages)+len(read.Calls)+len(read.Artifacts)+len(read.Memories)+
+		len(read.Checkpoints)+len(read.Skills))
 	for _, kind := range [...]struct {
 		name    model.RecordType
 		records []props
 	}{{model.TypeMessage, read.Messages}, {model.TypeToolCall, read.Calls}, {model.TypeArtifact, read.Artifacts},
 		{model.TypeMemory, read.Memories}, {model.TypeCheckpoint, read.Checkpoints}, {model.TypeSkills, read.Skills}} {
 		for _, r := range kind.records {
-			copy.Merge(newRecord(kind.name, r))
+			records = append(records, newRecord(kind.name, r))
 		}
 	}
+	copy.Merge(records...)
 	for i, v := range read.Branches {
 		copy.Advance(branches[i].ID, asProps(v).i64("rev"))
 	}

@@ -1069,6 +1069,9 @@ func TestGenerationContinuesFromItsClaimsRead(t *testing.T) {
 			ran[name] = n
 		}
 	}
+	// ErasedAccounts is no statement of the step: any request reads the erased accounts
+	// again once they are 2 s old.
+	delete(ran, "ErasedAccounts")
 	if want := map[string]int64{"ClaimRunStep": 1, "LocateRecords": 1, "RecordAssemblies": 1, "FinishTurn": 1}; !maps.Equal(ran, want) {
 		t.Errorf("the continue ran the statements %v, want %v", ran, want)
 	}

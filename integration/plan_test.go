@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,8 +16,8 @@ import (
 )
 
 // TestAssemblyReadUsesIndexSeeksOnly profiles the statements an assembly's read runs —
-// ConversationRecords as a full read (no cached copy) and as a delta read (the steady
-// state), BranchConversation (a branch forked since the copy was made), LocateRecords
+// a whole read (no cached copy: ConversationRecords for the head, ConversationKinds for the
+// records), ConversationRecords as a delta read (the steady state), BranchConversation (a branch forked since the copy was made), LocateRecords
 // (the raw payloads a policy selected) and BranchParticipants (what a generation resolves
 // its participants against) — on a seeded conversation in the real Neo4j, and
 // walks each plan: every record must be reached through an index seek, never a scan of a
@@ -47,6 +48,10 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 	if len(since) != len(sum.Branches) {
 		t.Fatalf("got %d branches in the graph, want %d", len(since), len(sum.Branches))
 	}
+	var whole []any
+	for id := range since {
+		whole = append(whole, map[string]any{"id": id, "since": int64(-1)})
+	}
 	h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+branch.ID+"/messages",
 		map[string]any{"role": "user", "content": "and the figure for the next quarter?"})
 
@@ -66,7 +71,9 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 		// indexes must return in all.
 		changedRows int64
 	}{
-		{"full read", "ConversationRecords", with(read, "since", map[string]any{}), -1},
+		{"head", "ConversationRecords", with(read, "since", nil), -1},
+		{"whole read's records", "ConversationKinds", map[string]any{"accountId": h.account, "branches": whole,
+			"kinds": []any{"run", "message", "call", "artifact", "memory", "checkpoint", "skills"}}, -1},
 		{"delta read", "ConversationRecords", with(read, "since", since), 1},
 		{"forked branch", "BranchConversation", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
 		{"raw payloads", "LocateRecords", map[string]any{"accountId": h.account, "ids": artifactIDs}, -1},
@@ -243,51 +250,82 @@ func with(params map[string]any, key string, v any) map[string]any {
 	return out
 }
 
-// TestConversationReadAnswersARowPerRecord runs ConversationRecords as a full read of a
-// seeded conversation and checks that its answer is a row per record plus one head row, so
-// that no Bolt message of the answer grows with the history. A history collected into one
-// row is one message of the history's size, which the Go driver reassembles in a buffer it
-// grows by one 64 KiB chunk at a time (copying it whole each time) and then keeps for the
-// pooled connection: at 10,000 rounds that was most of the first assembly's 9.8 s and 50 MB
-// of live heap.
-func TestConversationReadAnswersARowPerRecord(t *testing.T) {
+// TestWholeReadAnswersBoundedRows runs ConversationKinds, the records of a whole read, on a
+// seeded conversation with a few long messages and checks its rows: records of one kind per
+// row, each record once, in rows that do not grow with the history. A history collected
+// into one row is one Bolt message of the history's size, which the Go driver reassembles
+// in a buffer it grows by one chunk at a time (copying it whole each time) and then keeps
+// for the pooled connection: at 10,000 rounds that was most of the first assembly's 9.8 s
+// and 50 MB of live heap. A row per record costs Neo4j and the driver about as much again
+// as the records: the rows hold about 256 KiB of text each, and a longer record has a row
+// of its own. Branches of another account are read as none.
+func TestWholeReadAnswersBoundedRows(t *testing.T) {
 	h := newHarness(t)
 	sum, err := seed.Generate(t.Context(), h.client(), seed.Config{Rounds: 12, Branches: 2, Participants: 1, Seed: 23})
 	if err != nil {
 		t.Fatalf("seeding: %v", err)
 	}
 	branch := sum.Deepest()
-	text, err := cypher.QueryText("ConversationRecords")
+	// Two messages that share rows with small records at most, and one longer than a row.
+	long := map[string]int{}
+	for _, n := range []int{150 << 10, 150 << 10, 300 << 10} {
+		out := h.must(http.StatusCreated, http.MethodPost, "/v1/branches/"+branch.ID+"/messages",
+			map[string]any{"role": "user", "content": strings.Repeat("a long pasted text ", n/19)})
+		long[str(out, "id")] = n
+	}
+	text, err := cypher.QueryText("ConversationKinds")
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := cypherQuery(t, text, map[string]any{"accountId": h.account, "branchId": branch.ID,
-		"participantId": branch.LastRunParticipantID, "runId": branch.LastRunID, "since": map[string]any{}})
+	var branches []any
+	for _, b := range sum.Branches {
+		branches = append(branches, map[string]any{"id": b.ID, "since": int64(-1)})
+	}
+	params := map[string]any{"accountId": h.account, "branches": branches,
+		"kinds": []any{"run", "message", "call", "artifact", "memory", "checkpoint", "skills"}}
+	recs := cypherQuery(t, text, params)
 	want := cypherCount(t, `MATCH (n {conversationId: $c}) WHERE n.accountId = $a AND n.branchId IS NOT NULL
 		AND (n:Message OR n:ToolCall OR n:ToolArtifact OR n:ToolMemory OR n:Checkpoint OR n:SkillState OR n:ModelRun)
 		RETURN count(n)`, map[string]any{"c": sum.ConversationID, "a": h.account})
 	if want < 50 {
 		t.Fatalf("the seeded conversation has %d records, too few to tell", want)
 	}
-	heads, records := 0, int64(0)
+	seen := map[string]int{}
 	for _, rec := range recs {
-		if len(rec.Keys) != 2 || rec.Keys[0] != "kind" || rec.Keys[1] != "record" {
-			t.Fatalf("a row has the columns %v, want kind and record", rec.Keys)
+		if len(rec.Keys) != 2 || rec.Keys[0] != "kind" || rec.Keys[1] != "records" {
+			t.Fatalf("a row has the columns %v, want kind and records", rec.Keys)
 		}
-		if kind, _ := rec.Values[0].(string); kind == "head" {
-			heads++
-			continue
-		}
-		records++
-		for k, v := range rec.Values[1].(map[string]any) {
-			if l, ok := v.([]any); ok && len(l) > 0 {
-				if _, nested := l[0].(map[string]any); nested {
-					t.Errorf("a %v row's %s holds records: %v", rec.Values[0], k, l)
-				}
+		kind, _ := rec.Values[0].(string)
+		batch, _ := rec.Values[1].([]any)
+		size := 0
+		for _, v := range batch {
+			r := v.(map[string]any)
+			id, _ := r["id"].(string)
+			seen[id]++
+			encoded, _ := json.Marshal(r)
+			size += len(encoded)
+			if n, ok := long[id]; ok && n > 256<<10 && len(batch) > 1 {
+				t.Errorf("the %d-byte message %s shares a row with %d records", n, id, len(batch)-1)
 			}
 		}
+		// A row holds about 256 KiB of its records' long texts, and 256 for each record's
+		// other fields: twice that in all bounds it, whatever the history.
+		if len(batch) > 1 && size > 512<<10 {
+			t.Errorf("a %s row holds %d records of %d bytes in all", kind, len(batch), size)
+		}
 	}
-	if heads != 1 || records != want {
-		t.Errorf("the read answered %d head rows and %d record rows, want 1 and %d", heads, records, want)
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("record %s came back %d times", id, n)
+		}
+	}
+	if int64(len(seen)) != want {
+		t.Errorf("the read answered %d records, want %d", len(seen), want)
+	}
+	if len(recs) >= len(seen)/4 {
+		t.Errorf("the read answered %d records in %d rows: they are not batched", len(seen), len(recs))
+	}
+	if other := cypherQuery(t, text, with(params, "accountId", "another-account")); len(other) != 0 {
+		t.Errorf("another account's read of these branches answered %d rows, want none", len(other))
 	}
 }

@@ -1,6 +1,8 @@
 package lineage
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -145,10 +147,49 @@ func (c *Conversation) Unlock()  { c.mu.Unlock() }
 func (c *Conversation) RLock()   { c.mu.RLock() }
 func (c *Conversation) RUnlock() { c.mu.RUnlock() }
 
-// Merge applies one record read from the graph; a record the copy already holds at the same
-// or a newer revision is kept as it is, so merges may arrive in any order. Merge the runs
-// of a read (MergeRun) before its records.
-func (c *Conversation) Merge(r *Record) {
+// Merge applies records read from the graph; a record the copy already holds at the same
+// or a newer revision is kept as it is, so merges may arrive in any order. The records new
+// to the copy are sorted by seq and merged into their branch's list in one pass: a whole
+// conversation, which a read lists a kind after another, would otherwise move the tail of
+// its branch's list for each record. Merge the runs of a read (MergeRun) before its
+// records.
+func (c *Conversation) Merge(records ...*Record) {
+	var added map[string][]*Record
+	for _, r := range records {
+		if c.merge(r) {
+			if added == nil {
+				added = map[string][]*Record{}
+			}
+			added[r.BranchID] = append(added[r.BranchID], r)
+		}
+	}
+	for id, list := range added {
+		c.byBranch[id] = mergeBySeq(c.byBranch[id], list)
+	}
+}
+
+// mergeBySeq merges records into a branch's list in seq order; a record comes after those
+// of its seq already listed.
+func mergeBySeq(list, records []*Record) []*Record {
+	bySeq := func(a, b *Record) int { return cmp.Compare(a.Seq, b.Seq) }
+	slices.SortStableFunc(records, bySeq)
+	if len(list) == 0 || list[len(list)-1].Seq <= records[0].Seq {
+		return append(list, records...)
+	}
+	out := make([]*Record, 0, len(list)+len(records))
+	for len(list) > 0 && len(records) > 0 {
+		if records[0].Seq < list[0].Seq {
+			out, records = append(out, records[0]), records[1:]
+		} else {
+			out, list = append(out, list[0]), list[1:]
+		}
+	}
+	return append(append(out, list...), records...)
+}
+
+// merge applies one record, and reports whether it is new to the copy (for the caller to
+// add to its branch's list).
+func (c *Conversation) merge(r *Record) (added bool) {
 	r.ownerRun = c.run(r.Base.OwnerRunID)
 	if m := &r.Base.Memory; r.Kind == model.TypeMemory && m.Terms == nil {
 		m.Terms = extract.Terms(m.Summary)
@@ -163,25 +204,17 @@ func (c *Conversation) Merge(r *Record) {
 			*old = *r
 			c.stamped(r)
 		}
-		return
+		return false
 	}
 	c.stamped(r)
 	c.byID[r.ID] = r
 	c.bytes.Add(r.size())
 	c.index(r)
-	list := c.byBranch[r.BranchID]
-	i := len(list)
-	if i > 0 && list[i-1].Seq > r.Seq {
-		i = sort.Search(len(list), func(j int) bool { return list[j].Seq > r.Seq })
-	}
-	list = append(list, nil)
-	copy(list[i+1:], list[i:])
-	list[i] = r
-	c.byBranch[r.BranchID] = list
 	if r.Kind == model.TypeMemory && r.Base.Visibility == model.VisibilityConversation {
 		c.shared = append(c.shared, r)
 		r.shared = true
 	}
+	return true
 }
 
 // index notes a record added to the copy where extending a view looks for it.
