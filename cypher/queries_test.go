@@ -68,7 +68,7 @@ func guardedBackfill(stmt string) bool {
 }
 
 // A query's `// include:` lines are replaced by their parts (and a part's own in turn), so
-// ConversationRecords and BeginTurn run the same read, ConversationKinds reads each record
+// ConversationRecords and BeginTurn run the same read, the Whole* statements read each record
 // as they do, and a part is no query of its own.
 func TestQueryPartsAreIncluded(t *testing.T) {
 	for _, name := range QueryNames() {
@@ -87,8 +87,19 @@ func TestQueryPartsAreIncluded(t *testing.T) {
 		"HeldKey":             {"BeginTurn", "RecordChain"},
 	}
 	for _, kind := range []string{"Run", "Message", "Call", "Artifact", "Memory", "Checkpoint", "Skills"} {
-		parts[kind+"Records"] = []string{"ConversationRecords", "BeginTurn", "ClaimRunStep", "ConversationKinds"}
+		whole := "Whole" + kind + "s"
+		switch kind {
+		case "Memory":
+			whole = "WholeMemories"
+		case "Checkpoint", "Skills":
+			whole = "WholeRuns"
+		}
+		parts[kind+"Records"] = []string{"ConversationRecords", "BeginTurn", "ClaimRunStep", whole}
 	}
+	parts["ConversationBranches"] = []string{"ConversationRecords", "ConversationHead"}
+	parts["HeadRecord"] = []string{"ConversationRecords", "ConversationHead"}
+	parts["AccountBranches"] = []string{"WholeMessages", "WholeCalls", "WholeArtifacts", "WholeMemories", "WholeRuns"}
+	parts["RecordBatches"] = parts["AccountBranches"]
 	for part, users := range parts {
 		text, err := queryFiles.ReadFile("queries/parts/" + part + ".cypher")
 		if err != nil {

@@ -21,8 +21,8 @@ type conversationRecordsParams struct {
 	BranchID      string `param:"branchId"`
 	ParticipantID string `param:"participantId"`
 	RunID         string `param:"runId,null"`
-	// Since maps each branch to the revision the copy holds it at; nil reads the head only.
-	Since map[string]int64 `param:"since,null"`
+	// Since maps each branch to the revision the copy holds it at.
+	Since map[string]int64 `param:"since"`
 }
 
 // recordRow is one row of a ConversationRecords answer: a record of a kind as a map
@@ -87,15 +87,18 @@ type conversationIDRow struct {
 }
 
 // readConversation reads the records changed since the given branch revisions; when since
-// is empty, the whole conversation: its head, then its records (readKinds).
+// is empty, the whole conversation: its head, then its records (readWhole).
 func (s *Store) readConversation(ctx context.Context, accountID string, req model.AssemblyRequest, since map[string]int64) (conversationRead, error) {
+	head := headParams{AccountID: accountID, BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID}
 	whole := len(since) == 0
+	var rows []recordRow
+	var err error
 	if whole {
-		since = nil
+		rows, err = conversationHead.autoAll(ctx, s, neo4j.AccessModeRead, head)
+	} else {
+		rows, err = conversationRecords.autoAll(ctx, s, neo4j.AccessModeRead, conversationRecordsParams{AccountID: accountID,
+			BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, Since: since})
 	}
-	rows, err := conversationRecords.autoAll(ctx, s, neo4j.AccessModeRead, conversationRecordsParams{
-		AccountID: accountID, BranchID: req.BranchID, ParticipantID: req.ParticipantID, RunID: req.RunID, Since: since,
-	})
 	if err != nil {
 		return conversationRead{}, err
 	}
@@ -106,7 +109,7 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 		return conversationRead{}, e
 	}
 	if whole {
-		if err := s.readKinds(ctx, accountID, &read); err != nil {
+		if err := s.readWhole(ctx, accountID, &read); err != nil {
 			return conversationRead{}, err
 		}
 	}
@@ -114,46 +117,54 @@ func (s *Store) readConversation(ctx context.Context, accountID string, req mode
 	return read, nil
 }
 
-// conversationKinds reads the records of some kinds on some branches in full
-// (ConversationKinds), in rows of records of one kind.
-var conversationKinds = newQuery[conversationKindsParams, kindsRow]("ConversationKinds")
+// conversationHead reads the head of a branch's conversation alone (ConversationHead): the
+// first statement of a whole read.
+var conversationHead = newQuery[headParams, recordRow]("ConversationHead")
 
-type conversationKindsParams struct {
-	AccountID string `param:"accountId"`
-	// Branches are {id, since} with since -1: every record of each.
-	Branches []map[string]any `param:"branches"`
-	Kinds    []string         `param:"kinds"`
+// headParams are ConversationRecords' but the revisions.
+type headParams struct {
+	AccountID     string `param:"accountId"`
+	BranchID      string `param:"branchId"`
+	ParticipantID string `param:"participantId"`
+	RunID         string `param:"runId,null"`
 }
 
-// kindsRow is a row of ConversationKinds: records of one kind.
-type kindsRow struct {
+// wholeParams name the branches of a whole read (each {id, since} with since -1: every
+// record of the branch).
+type wholeParams struct {
+	AccountID string           `param:"accountId"`
+	Branches  []map[string]any `param:"branches"`
+}
+
+// wholeRow is a row of a whole read's statement: records of one kind.
+type wholeRow struct {
 	Kind    string `col:"kind"`
 	Records []any  `col:"records"`
 }
 
 // wholeReads are the statements that read the records of a whole conversation at once: one
-// per kind of record (the rare ones together).
-var wholeReads = [][]string{{"message"}, {"call"}, {"artifact"}, {"memory"}, {"run", "checkpoint", "skills"}}
+// per kind of record (the rare ones together), each planned on its own.
+var wholeReads = []*query[wholeParams, wholeRow]{
+	newQuery[wholeParams, wholeRow]("WholeMessages"), newQuery[wholeParams, wholeRow]("WholeCalls"),
+	newQuery[wholeParams, wholeRow]("WholeArtifacts"), newQuery[wholeParams, wholeRow]("WholeMemories"),
+	newQuery[wholeParams, wholeRow]("WholeRuns"),
+}
 
-// readKinds reads every record of the branches a head read listed (wholeReads, each a
+// readWhole reads every record of the branches a head read listed (wholeReads, each a
 // transaction of its own) into read. The copy holds each branch at the revision the head
 // read: every record read after it was written at that revision or later, and one written
 // meanwhile and read is read again by the next read since the head's revisions, which the
 // copy keeps as it is.
-func (s *Store) readKinds(ctx context.Context, accountID string, read *conversationRead) error {
-	p := conversationKindsParams{AccountID: accountID, Branches: make([]map[string]any, len(read.Branches))}
+func (s *Store) readWhole(ctx context.Context, accountID string, read *conversationRead) error {
+	p := wholeParams{AccountID: accountID, Branches: make([]map[string]any, len(read.Branches))}
 	for i, v := range read.Branches {
 		p.Branches[i] = map[string]any{"id": asProps(v).str("id"), "since": int64(-1)}
 	}
-	rows := make([][]kindsRow, len(wholeReads))
+	rows := make([][]wholeRow, len(wholeReads))
 	errs := make([]error, len(wholeReads))
 	var wg sync.WaitGroup
-	for i, kinds := range wholeReads {
-		wg.Go(func() {
-			p := p
-			p.Kinds = kinds
-			rows[i], errs[i] = conversationKinds.autoAll(ctx, s, neo4j.AccessModeRead, p)
-		})
+	for i, q := range wholeReads {
+		wg.Go(func() { rows[i], errs[i] = q.autoAll(ctx, s, neo4j.AccessModeRead, p) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -16,8 +16,8 @@ import (
 )
 
 // query is one .cypher file typed as sqlc types a query: P holds its $parameters, one
-// field each, tagged `param:"name"` (`param:"name,null"` sends the zero string, number,
-// time or map as null; a nil pointer is always null); R holds one record of its answer, one field
+// field each, tagged `param:"name"` (`param:"name,null"` sends the zero string, number or
+// time as null; a nil pointer is always null); R holds one record of its answer, one field
 // per RETURN column, tagged `col:"alias"`. A test checks the tags against the file's text,
 // so a misspelt parameter or alias fails it; decoding a record fails on a column it lacks or
 // a value of another type, instead of reading a zero value. A null reads as the zero value.
@@ -178,9 +178,7 @@ func (f field) get(ptr unsafe.Pointer) any {
 	case kindMaps:
 		return *(*[]map[string]any)(ptr)
 	case kindRevs:
-		if m := *(*map[string]int64)(ptr); m != nil || !f.nullable {
-			return m
-		}
+		return *(*map[string]int64)(ptr)
 	case kindProps:
 		return map[string]any(*(*props)(ptr))
 	case kindAny:

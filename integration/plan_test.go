@@ -16,7 +16,7 @@ import (
 )
 
 // TestAssemblyReadUsesIndexSeeksOnly profiles the statements an assembly's read runs —
-// a whole read (no cached copy: ConversationRecords for the head, ConversationKinds for the
+// a whole read (no cached copy: ConversationHead, then the Whole* statements for the
 // records), ConversationRecords as a delta read (the steady state), BranchConversation (a branch forked since the copy was made), LocateRecords
 // (the raw payloads a policy selected) and BranchParticipants (what a generation resolves
 // its participants against) — on a seeded conversation in the real Neo4j, and
@@ -71,13 +71,18 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 		// indexes must return in all.
 		changedRows int64
 	}{
-		{"head", "ConversationRecords", with(read, "since", nil), -1},
-		{"whole read's records", "ConversationKinds", map[string]any{"accountId": h.account, "branches": whole,
-			"kinds": []any{"run", "message", "call", "artifact", "memory", "checkpoint", "skills"}}, -1},
+		{"whole read's head", "ConversationHead", read, -1},
 		{"delta read", "ConversationRecords", with(read, "since", since), 1},
 		{"forked branch", "BranchConversation", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
 		{"raw payloads", "LocateRecords", map[string]any{"accountId": h.account, "ids": artifactIDs}, -1},
 		{"generation's participants", "BranchParticipants", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
+	}
+	for _, name := range wholeReads {
+		statements = append(statements, struct {
+			name, query string
+			params      map[string]any
+			changedRows int64
+		}{"whole read's " + name, name, map[string]any{"accountId": h.account, "branches": whole}, -1})
 	}
 	for _, s := range statements {
 		t.Run(s.name, func(t *testing.T) {
@@ -250,7 +255,7 @@ func with(params map[string]any, key string, v any) map[string]any {
 	return out
 }
 
-// TestWholeReadAnswersBoundedRows runs ConversationKinds, the records of a whole read, on a
+// TestWholeReadAnswersBoundedRows runs the Whole* statements, the records of a whole read, on a
 // seeded conversation with a few long messages and checks its rows: records of one kind per
 // row, each record once, in rows that do not grow with the history. A history collected
 // into one row is one Bolt message of the history's size, which the Go driver reassembles
@@ -273,17 +278,22 @@ func TestWholeReadAnswersBoundedRows(t *testing.T) {
 			map[string]any{"role": "user", "content": strings.Repeat("a long pasted text ", n/19)})
 		long[str(out, "id")] = n
 	}
-	text, err := cypher.QueryText("ConversationKinds")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var branches []any
 	for _, b := range sum.Branches {
 		branches = append(branches, map[string]any{"id": b.ID, "since": int64(-1)})
 	}
-	params := map[string]any{"accountId": h.account, "branches": branches,
-		"kinds": []any{"run", "message", "call", "artifact", "memory", "checkpoint", "skills"}}
-	recs := cypherQuery(t, text, params)
+	params := map[string]any{"accountId": h.account, "branches": branches}
+	var recs []*neo4j.Record
+	for _, name := range wholeReads {
+		text, err := cypher.QueryText(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, cypherQuery(t, text, params)...)
+		if other := cypherQuery(t, text, with(params, "accountId", "another-account")); len(other) != 0 {
+			t.Errorf("another account's %s of these branches answered %d rows, want none", name, len(other))
+		}
+	}
 	want := cypherCount(t, `MATCH (n {conversationId: $c}) WHERE n.accountId = $a AND n.branchId IS NOT NULL
 		AND (n:Message OR n:ToolCall OR n:ToolArtifact OR n:ToolMemory OR n:Checkpoint OR n:SkillState OR n:ModelRun)
 		RETURN count(n)`, map[string]any{"c": sum.ConversationID, "a": h.account})
@@ -325,7 +335,7 @@ func TestWholeReadAnswersBoundedRows(t *testing.T) {
 	if len(recs) >= len(seen)/4 {
 		t.Errorf("the read answered %d records in %d rows: they are not batched", len(seen), len(recs))
 	}
-	if other := cypherQuery(t, text, with(params, "accountId", "another-account")); len(other) != 0 {
-		t.Errorf("another account's read of these branches answered %d rows, want none", len(other))
-	}
 }
+
+// wholeReads are the statements of a whole read's records (cypher/snapshot.go).
+var wholeReads = []string{"WholeMessages", "WholeCalls", "WholeArtifacts", "WholeMemories", "WholeRuns"}

@@ -10,18 +10,10 @@
 // counters and revisions, the count of its deletions (resetRev), its participants, the
 // versions of the conversation's instructions, and the requesting participant
 // ($participantId, with the versions of its instructions) and run ($runId).
-CALL (cv) {
-  MATCH (x:Branch {conversationId: cv.id})
-  OPTIONAL MATCH (x)-[f:FORKED_FROM]->(parent:Branch)
-  RETURN collect({id: x.id, seq: x.seq, rev: x.rev, parentId: parent.id, afterSeq: f.afterSeq}) AS branches
-}
+// include: ConversationBranches
 WITH *, [x IN branches WHERE $since IS NOT NULL AND x.rev > coalesce($since[x.id], -1) | {id: x.id, since: coalesce($since[x.id], -1)}] AS changed
 CALL (cv, branches, changed) {
-  OPTIONAL MATCH (p:Participant {id: $participantId, accountId: $accountId})
-  OPTIONAL MATCH (run:ModelRun {id: $runId, accountId: $accountId})
-  RETURN 'head' AS kind, {conversationId: cv.id, resetRev: cv.resetRev, instructions: cv {.instructionsTexts, .instructionsAts},
-         branches: branches, p: p, run: run,
-         participants: COLLECT { MATCH (cv)-[:HAS_PARTICIPANT]->(pt:Participant) RETURN pt {.id, .kind, .name, .provider, .model} }} AS record
+  // include: HeadRecord
   UNION ALL
   UNWIND changed AS x
   // include: RunRecords

@@ -1,8 +1,8 @@
 // part: MemoryRecords
-// What the assembler reads of a memory (ConversationChanges, ConversationKinds): for each x
-// that the including statement unwinds (a branch's id, and the revision after which it is
-// read), a row ('memory', record) per record of the branch written or changed since, with
-// its sources and its supersession and conflict edges.
+// What the assembler reads of a memory (ConversationChanges, Whole*): for each x that the
+// including statement unwinds (a branch's id, and the revision after which it is read), a
+// row ('memory', record) per record of the branch written or changed since, with its
+// sources and its supersession and conflict edges.
 MATCH (m:ToolMemory {branchId: x.id}) WHERE m.rev > x.since
 RETURN 'memory' AS kind, m {.id, eid: elementId(m), .branchId, .seq, .rev, .kind, .summary, .safeSummary, .data, .confidence, .privacyClass,
                             .freshnessClass, .observedAt, .staleAfter, .revalidateWith, .sourceArtifactIds, .visibility,

@@ -1,0 +1,17 @@
+// name: WholeRuns
+// The runs, checkpoints and skill states of the branches in $branches, for a whole read of
+// a conversation: its head (ConversationHead), then the Whole* statements at once, so that
+// Neo4j projects them on as many threads; each its own statement, so that each plan is
+// small (rows: parts/RecordBatches.cypher).
+// include: AccountBranches
+CALL (branches) {
+  UNWIND branches AS x
+  // include: RunRecords
+  UNION ALL
+  UNWIND branches AS x
+  // include: CheckpointRecords
+  UNION ALL
+  UNWIND branches AS x
+  // include: SkillsRecords
+}
+// include: RecordBatches
