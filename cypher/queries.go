@@ -14,8 +14,8 @@ import (
 // queryFiles holds one .cypher file per operation. Each starts with a header line
 // `// name: <Name>` that must match its file name, then a comment saying what it does. A
 // line `// include: <Part>` stands for the text of queries/parts/<Part>.cypher, which
-// starts with `// part: <Part>`: a part of several statements, written once (and may
-// include other parts).
+// starts with `// part: <Part>` and the comment that says what it is (neither included): a
+// part of several statements, written once (and may include other parts).
 //
 //go:embed queries/*.cypher queries/parts/*.cypher
 var queryFiles embed.FS
@@ -83,7 +83,7 @@ func includeParts(body string, outer []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if text, err = includeParts(text, append(outer, part)); err != nil {
+		if text, err = includeParts(partBody(text), append(outer, part)); err != nil {
 			return "", err
 		}
 		if !strings.HasSuffix(text, "\n") {
@@ -92,6 +92,20 @@ func includeParts(body string, outer []string) (string, error) {
 		lines[i] = text
 	}
 	return strings.Join(lines, ""), nil
+}
+
+// partBody is a part's text without its header and the comment that follows it: what the
+// part says of itself is for its reader, not for every request that sends a statement
+// holding it (ConversationRecords holds eleven parts). An include line is text.
+func partBody(text string) string {
+	_, body, _ := strings.Cut(text, "\n")
+	for {
+		line, rest, _ := strings.Cut(body, "\n")
+		if t := strings.TrimSpace(line); !strings.HasPrefix(t, "//") || strings.HasPrefix(t, "// include: ") {
+			return body
+		}
+		body = rest
+	}
 }
 
 // queryText returns the text of the named query.

@@ -2,6 +2,7 @@ package cypher
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,9 +68,10 @@ func guardedBackfill(stmt string) bool {
 	return m != nil && m[1] == m[3] && m[2] == m[4] && (m[6] == "" || m[6] == m[1])
 }
 
-// A query's `// include:` lines are replaced by their parts (and a part's own in turn), so
-// ConversationRecords and BeginTurn run the same read, the Whole* statements read each record
-// as they do, and a part is no query of its own.
+// A query's `// include:` lines are replaced by their parts without their headers and
+// comments (and a part's own includes in turn), so ConversationRecords and BeginTurn run the
+// same read, the Whole* statements read each record as they do, and a part is no query of
+// its own.
 func TestQueryPartsAreIncluded(t *testing.T) {
 	for _, name := range QueryNames() {
 		text, err := queryText(name)
@@ -77,36 +79,35 @@ func TestQueryPartsAreIncluded(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, line := range strings.Split(text, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "// include:") {
+			if l := strings.TrimSpace(line); strings.HasPrefix(l, "// include:") || strings.HasPrefix(l, "// part:") {
 				t.Errorf("%s still holds %q", name, line)
 			}
 		}
 	}
+	delta := []string{"ConversationRecords", "BeginTurn", "ClaimRunStep"}
+	whole := []string{"WholeMessages", "WholeCalls", "WholeArtifacts", "WholeMemories", "WholeRuns"}
 	parts := map[string][]string{
-		"ConversationChanges": {"ConversationRecords", "BeginTurn", "ClaimRunStep"},
-		"HeldKey":             {"BeginTurn", "RecordChain"},
+		"ConversationChanges":  delta,
+		"HeldKey":              {"BeginTurn", "RecordChain"},
+		"ConversationBranches": {"ConversationRecords", "ConversationHead"},
+		"HeadRecord":           {"ConversationRecords", "ConversationHead"},
+		"MessageRecords":       slices.Concat(delta, []string{"WholeMessages"}),
+		"CallRecords":          slices.Concat(delta, []string{"WholeCalls"}),
+		"ArtifactRecords":      slices.Concat(delta, []string{"WholeArtifacts"}),
+		"MemoryRecords":        slices.Concat(delta, []string{"WholeMemories"}),
+		"RunRecords":           slices.Concat(delta, []string{"WholeRuns"}),
+		"CheckpointRecords":    slices.Concat(delta, []string{"WholeRuns"}),
+		"SkillsRecords":        slices.Concat(delta, []string{"WholeRuns"}),
+		"AccountBranches":      whole,
+		"RecordBatches":        whole,
 	}
-	for _, kind := range []string{"Run", "Message", "Call", "Artifact", "Memory", "Checkpoint", "Skills"} {
-		whole := "Whole" + kind + "s"
-		switch kind {
-		case "Memory":
-			whole = "WholeMemories"
-		case "Checkpoint", "Skills":
-			whole = "WholeRuns"
-		}
-		parts[kind+"Records"] = []string{"ConversationRecords", "BeginTurn", "ClaimRunStep", whole}
-	}
-	parts["ConversationBranches"] = []string{"ConversationRecords", "ConversationHead"}
-	parts["HeadRecord"] = []string{"ConversationRecords", "ConversationHead"}
-	parts["AccountBranches"] = []string{"WholeMessages", "WholeCalls", "WholeArtifacts", "WholeMemories", "WholeRuns"}
-	parts["RecordBatches"] = parts["AccountBranches"]
 	for part, users := range parts {
 		text, err := queryFiles.ReadFile("queries/parts/" + part + ".cypher")
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, body, _ := strings.Cut(string(text), "\n")
-		if body, err = withParts(body); err != nil {
+		body, err := withParts(partBody(string(text)))
+		if err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range users {

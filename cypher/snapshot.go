@@ -59,8 +59,9 @@ func gather(rows []recordRow) (read conversationRead, found bool) {
 	for _, row := range rows {
 		r := row.Record
 		if row.Kind != "head" {
-			list := read.kind(row.Kind)
-			*list = append(*list, r)
+			if list := read.kind(row.Kind); list != nil {
+				*list = append(*list, r)
+			}
 			continue
 		}
 		found = true
@@ -172,16 +173,17 @@ func (s *Store) readWhole(ctx context.Context, accountID string, read *conversat
 	}
 	for _, statement := range rows {
 		for _, row := range statement {
-			list := read.kind(row.Kind)
-			for _, v := range row.Records {
-				*list = append(*list, asProps(v))
+			if list := read.kind(row.Kind); list != nil {
+				for _, v := range row.Records {
+					*list = append(*list, asProps(v))
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// kind is where the read keeps the records of a kind.
+// kind is where the read keeps the records of a kind (nil for another kind).
 func (read *conversationRead) kind(name string) *[]props {
 	switch name {
 	case "run":
@@ -196,8 +198,10 @@ func (read *conversationRead) kind(name string) *[]props {
 		return &read.Memories
 	case "checkpoint":
 		return &read.Checkpoints
+	case "skills":
+		return &read.Skills
 	}
-	return &read.Skills
+	return nil
 }
 
 // LineageSnapshot reads the candidates of an assembly: the assembler's copy of the

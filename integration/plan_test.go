@@ -64,13 +64,14 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 		t.Fatal("seeded conversation has no artifacts")
 	}
 
-	statements := []struct {
+	type statement struct {
 		name, query string
 		params      map[string]any
 		// changedRows, when not negative, is how many rows the seeks of the (branchId, rev)
 		// indexes must return in all.
 		changedRows int64
-	}{
+	}
+	statements := []statement{
 		{"whole read's head", "ConversationHead", read, -1},
 		{"delta read", "ConversationRecords", with(read, "since", since), 1},
 		{"forked branch", "BranchConversation", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
@@ -78,11 +79,7 @@ func TestAssemblyReadUsesIndexSeeksOnly(t *testing.T) {
 		{"generation's participants", "BranchParticipants", map[string]any{"accountId": h.account, "branchId": branch.ID}, -1},
 	}
 	for _, name := range wholeReads {
-		statements = append(statements, struct {
-			name, query string
-			params      map[string]any
-			changedRows int64
-		}{"whole read's " + name, name, map[string]any{"accountId": h.account, "branches": whole}, -1})
+		statements = append(statements, statement{"whole read's " + name, name, map[string]any{"accountId": h.account, "branches": whole}, -1})
 	}
 	for _, s := range statements {
 		t.Run(s.name, func(t *testing.T) {
