@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,22 +265,111 @@ func TestARenewalBehindTheFinishLeavesNoLease(t *testing.T) {
 		map[string]any{"id": runID}); err != nil {
 		t.Fatal(err)
 	}
-	renewed := make(chan error, 1)
-	go func() {
-		renewed <- store.RenewLeases(context.Background(), model.RunLease{Holder: holder, For: time.Minute}, []string{runID}, nil)
-	}()
-	waitUntil(t, "the renewal waiting on the run's lock", func() bool {
-		return cypherCount(t, `SHOW TRANSACTIONS YIELD currentQuery, status
-		                       WHERE currentQuery CONTAINS 'name: RenewLeases' AND status STARTS WITH 'Blocked' RETURN count(*)`, nil) > 0
+	behindTheLock(t, finish, "RenewLeases", func() (struct{}, error) {
+		return struct{}{}, store.RenewLeases(context.Background(), model.RunLease{Holder: holder, For: time.Minute}, []string{runID}, nil)
 	})
-	if err := finish.Commit(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-renewed; err != nil {
-		t.Fatal(err)
-	}
 	if st := cypherQuery(t, `MATCH (r:ModelRun {id: $id}) RETURN r.status AS status, r.leaseUntil IS NOT NULL AS leased, r.leaseHolder AS holder`,
 		map[string]any{"id": runID})[0].AsMap(); st["leased"] != false || st["holder"] != nil {
 		t.Errorf("after the finish and the renewal behind it the run reads %v, want no lease", st)
+	}
+}
+
+// lockedRun creates a branch and a running run on it whose lease lapsed a minute ago, with
+// one model call and a step claim, for the tests of what ends a run behind a lock; and
+// opens a transaction that holds the branch's lock, as a write that ends the run does.
+func lockedRun(t *testing.T, account string) (runID string, holder neo4j.ExplicitTransaction) {
+	t.Helper()
+	runID, branchID := "run_lock_"+randomHex(6), "br_lock_"+randomHex(6)
+	cypherQuery(t, `CREATE (:Branch {id: $branch, accountId: $account, seq: 1, rev: 1})
+	                CREATE (:ModelRun {id: $id, accountId: $account, branchId: $branch, status: 'running', modelCalls: 1,
+	                        stepClaim: 'claim-1', leaseHolder: 'gone', leaseUntil: datetime() - duration('PT1M')})`,
+		map[string]any{"id": runID, "branch": branchID, "account": account})
+	driver, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4j.BasicAuth(neo4jServer.User, neo4jServer.Password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	session := driver.NewSession(t.Context(), neo4j.SessionConfig{DatabaseName: neo4jServer.Database})
+	t.Cleanup(func() { session.Close(context.Background()) })
+	holder, err = session.BeginTransaction(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Run(t.Context(), `MATCH (b:Branch {id: $branch}) SET b._lock = true REMOVE b._lock`,
+		map[string]any{"branch": branchID}); err != nil {
+		t.Fatal(err)
+	}
+	return runID, holder
+}
+
+// behindTheLock runs statement (named name) while holder holds a lock it needs, waits until
+// it waits on a lock, commits holder and returns what statement answered.
+func behindTheLock[T any](t *testing.T, holder neo4j.ExplicitTransaction, name string, statement func() (T, error)) T {
+	t.Helper()
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := statement()
+		done <- answer{v, err}
+	}()
+	waitUntil(t, name+" waiting on a lock", func() bool {
+		return cypherCount(t, `SHOW TRANSACTIONS YIELD currentQuery, status
+		                       WHERE currentQuery CONTAINS $name AND status STARTS WITH 'Blocked' RETURN count(*)`,
+			map[string]any{"name": "name: " + name}) > 0
+	})
+	if err := holder.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil {
+		t.Fatalf("%s: %v", name, a.err)
+	}
+	return a.v
+}
+
+// A sweep that found a run lapsed and then waited on its branch's lock, behind the write
+// that ended the run with its cause (EndUnrecordedRun), must see that end once it holds the
+// lock and leave the run alone: Neo4j caches a property read for the rest of a statement,
+// so a check made again after the lock has to read the run again.
+func TestASweepBehindAnEndLeavesTheRunAlone(t *testing.T) {
+	store := openStore(t.TempDir())
+	defer store.Close(context.Background())
+	runID, end := lockedRun(t, "acct-sweep-"+randomHex(4))
+	if _, err := end.Run(t.Context(), `MATCH (r:ModelRun {id: $id})
+	                                  SET r.status = 'failed', r.errorCode = 'database_unavailable', r.endedAt = datetime()
+	                                  REMOVE r.stepClaim, r.leaseUntil, r.leaseHolder`, map[string]any{"id": runID}); err != nil {
+		t.Fatal(err)
+	}
+	ids := behindTheLock(t, end, "EndLapsedRuns", func() ([]string, error) {
+		return store.EndLapsedRuns(context.Background(), 1000)
+	})
+	if slices.Contains(ids, runID) {
+		t.Errorf("the sweep says it ended %s, which had ended before it held the lock", runID)
+	}
+	if st := runStateOf(t, runID); st.status != "failed" || st.errorCode != "database_unavailable" {
+		t.Errorf("after the end and the sweep behind it the run reads %+v, want failed, database_unavailable", st)
+	}
+}
+
+// The end of a run whose model call could not be recorded, waiting on the branch's lock
+// behind a write that completes the run, must leave the completed run as it is.
+func TestAnUnrecordedEndBehindAFinishLeavesTheRunAlone(t *testing.T) {
+	store := openStore(t.TempDir())
+	defer store.Close(context.Background())
+	account := "acct-unrec-" + randomHex(4)
+	runID, finish := lockedRun(t, account)
+	if _, err := finish.Run(t.Context(), `MATCH (r:ModelRun {id: $id}) SET r.status = 'completed', r.endedAt = datetime()
+	                                     REMOVE r.leaseUntil, r.leaseHolder`, map[string]any{"id": runID}); err != nil {
+		t.Fatal(err)
+	}
+	ended := behindTheLock(t, finish, "EndUnrecordedRun", func() (bool, error) {
+		return store.EndUnrecordedRun(context.Background(), model.UnrecordedCall{AccountID: account, RunID: runID,
+			Claim: "claim-1", ModelCalls: 1})
+	})
+	if st := runStateOf(t, runID); ended || st.status != "completed" || st.errorCode != "" {
+		t.Errorf("the end behind the finish says ended=%v and the run reads %+v, want it left completed", ended, st)
 	}
 }

@@ -6,13 +6,14 @@
 // (its lease lapsed during the outage: the error is corrected, its end kept); and in either
 // case with $modelCalls model calls recorded and $interruptions reopenings, so that a run
 // another call has claimed, reopened or recorded a call of since, or that ended otherwise,
-// is left alone. The branch is locked before the run is read again (as in EndLapsedRuns).
-// Returns the run's id when it ended it.
-MATCH (r:ModelRun {id: $runId, accountId: $accountId})
-WHERE r.status = 'running' OR r.errorCode = 'interrupted'
-MATCH (b:Branch {id: r.branchId})
+// is left alone. The branch is locked before the run is read again (as in EndLapsedRuns),
+// matched again after the lock. Returns the run's id when it ended it.
+MATCH (seen:ModelRun {id: $runId, accountId: $accountId})
+WHERE seen.status = 'running' OR seen.errorCode = 'interrupted'
+MATCH (b:Branch {id: seen.branchId})
 SET b._lock = true REMOVE b._lock
-WITH r, b
+WITH b
+MATCH (r:ModelRun {id: $runId})
 WHERE coalesce(r.modelCalls, 0) = $modelCalls AND coalesce(r.interruptions, 0) = $interruptions AND
       (r.status = 'running' AND coalesce(r.stepClaim, $claim) = $claim OR r.status = 'failed' AND r.errorCode = 'interrupted')
 SET b.rev = b.rev + 1
