@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/ctxgraph/ctxgraph/model"
 )
@@ -41,6 +42,23 @@ type Context struct {
 	// its run's parent: what JudgeAgain judges again for another run.
 	run           string
 	runs, parents []uint64
+	// superseding holds the ids the memories name as superseding them, or more: a whole
+	// judgement's, with those of the memories each extension judges again added.
+	superseding *idSet
+}
+
+// idSet is a set of ids worked out by collect when it is first asked for, once, by
+// whichever judgement sharing it asks first.
+type idSet struct {
+	once    sync.Once
+	collect func() map[string]bool
+	ids     map[string]bool
+}
+
+// get returns the set, worked out the first time.
+func (s *idSet) get() map[string]bool {
+	s.once.Do(func() { s.ids, s.collect = s.collect(), nil })
+	return s.ids
 }
 
 // idSeed seeds idHash: one per process, so every judgement's hashes agree.
@@ -127,6 +145,16 @@ func JudgeWithContext(v Version, req Request, cands []*model.Candidate) ([]*Verd
 		j.start(i)
 	}
 	j.findWindow()
+	memories := j.of(kindMemory)
+	j.ctx.superseding = &idSet{collect: func() map[string]bool {
+		named := map[string]bool{}
+		for _, i := range memories {
+			for _, id := range cands[i].Memory.SupersededBy {
+				named[id] = true
+			}
+		}
+		return named
+	}}
 	j.ctx.checkpoint, j.ctx.skills = latestRunState(req, cands, j.of(kindCheckpoint), j.of(kindSkills))
 	// Artifacts that a visible memory stands in for: their raw bodies are not needed unless
 	// the request names them.
@@ -162,7 +190,8 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 	j := &judging{v: v, req: req, cands: cands, verdicts: make([]*Verdict, n), marked: make([]bool, n), prev: prev, prevCtx: pctx, from: from,
 		ctx: &Context{visible: make([]bool, n), kinds: make([]kind, n), ids: make([]uint64, n), terms: pctx.terms, summarised: pctx.summarised, latest: pctx.latest,
 			window: pctx.window, current: pctx.current, checkpoint: pctx.checkpoint, skills: pctx.skills, conflicts: pctx.conflicts,
-			sides: pctx.sides, sidesAsBefore: true, run: req.RunID, runs: make([]uint64, n), parents: make([]uint64, n)}}
+			sides: pctx.sides, sidesAsBefore: true, run: req.RunID, runs: make([]uint64, n), parents: make([]uint64, n),
+			superseding: pctx.superseding}}
 	if req.RunID != pctx.run {
 		rebuilt = pctx.ofRuns(req.RunID, from, rebuilt)
 	}
@@ -224,9 +253,13 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 				}
 			}
 		}
+		var named [][]string
 		for i, c := range cands {
 			if !rebuilt[i] || c.Type != model.TypeMemory {
 				continue
+			}
+			if len(c.Memory.SupersededBy) > 0 {
+				named = append(named, c.Memory.SupersededBy)
 			}
 			if k := from[i]; k >= 0 && pctx.visible[k] && prev[k].Candidate.Type == model.TypeMemory {
 				count(prev[k].Candidate, -1)
@@ -237,6 +270,18 @@ func JudgeAgain(v Version, req Request, cands []*model.Candidate, prev []*Verdic
 		}
 		if len(changed) > 0 {
 			j.markIDs(kindArtifact, changed)
+		}
+		if len(named) > 0 {
+			parent := pctx.superseding
+			j.ctx.superseding = &idSet{collect: func() map[string]bool {
+				ids := maps.Clone(parent.get())
+				for _, list := range named {
+					for _, id := range list {
+						ids[id] = true
+					}
+				}
+				return ids
+			}}
 		}
 	}
 	j.ctx.latest = latestRound(v, req, cands, j.of(kindCall), j.of(kindArtifact))
@@ -390,15 +435,24 @@ func (j *judging) markWhere(k kind, match func(*model.Candidate) bool) {
 	}
 }
 
-// markIDs marks the candidates of kind k whose ids are in ids: for a few ids, a pass over
-// the kind's id hashes, side by side, that reads a candidate only when its hash is one of
-// theirs.
+// markIDs marks the candidates of kind k whose ids are in ids.
 func (j *judging) markIDs(k kind, ids map[string]bool) {
+	j.findIDs(k, ids, func(i int) { j.marked[i] = true })
+}
+
+// findIDs calls found with the position of each candidate of kind k whose id is in ids:
+// for a few ids, a pass over the kind's id hashes, side by side, that reads a candidate
+// only when its hash is one of theirs.
+func (j *judging) findIDs(k kind, ids map[string]bool, found func(i int)) {
 	if len(ids) == 0 {
 		return
 	}
 	if len(ids) > 16 {
-		j.markWhere(k, func(c *model.Candidate) bool { return ids[c.ID] })
+		for _, i := range j.of(k) {
+			if ids[j.cands[i].ID] {
+				found(i)
+			}
+		}
 		return
 	}
 	hashes := make([]uint64, 0, len(ids))
@@ -406,10 +460,22 @@ func (j *judging) markIDs(k kind, ids map[string]bool) {
 		hashes = append(hashes, idHash(id))
 	}
 	for _, i := range j.of(k) {
-		if !j.marked[i] && slices.Contains(hashes, j.ctx.ids[i]) && ids[j.cands[i].ID] {
-			j.marked[i] = true
+		if slices.Contains(hashes, j.ctx.ids[i]) && ids[j.cands[i].ID] {
+			found(i)
 		}
 	}
+}
+
+// maySupersede reports whether a memory may name one of ids as superseding it: whether
+// one is among the ids the memories name (Context.superseding).
+func (j *judging) maySupersede(ids map[string]bool) bool {
+	named := j.ctx.superseding.get()
+	for id := range ids {
+		if named[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // before is the verdict a candidate had in the judgement extended (nil: none, or a whole
@@ -526,7 +592,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 			}
 		}
 	}
-	if len(eligibleChanged) > 0 {
+	if len(eligibleChanged) > 0 && j.maySupersede(eligibleChanged) {
 		j.markWhere(kindMemory, func(c *model.Candidate) bool { return anyIn(c.Memory.SupersededBy, eligibleChanged) })
 	}
 	// Conflicts: marking a side depends on whether its other sides are included, so when a
@@ -558,11 +624,7 @@ func (j *judging) judgeMarked(byteUsers []int) {
 	}
 	// The calls whose answer may have changed lose it, and take it again below.
 	calls := map[string]int{}
-	for _, i := range j.of(kindCall) {
-		if answered[cands[i].ID] {
-			calls[cands[i].ID] = i
-		}
-	}
+	j.findIDs(kindCall, answered, func(i int) { calls[cands[i].ID] = i })
 	answers := make(map[int]*Answer, len(calls))
 	for _, i := range j.of(kindArtifact) {
 		if vd := verdicts[i]; vd.CarriesAnswer && vd.Included() {
