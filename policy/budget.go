@@ -309,7 +309,7 @@ func Fit(verdicts []Verdict, judged func(i int) *Verdict, p Prices, budget int, 
 		if i := lowestPriority(verdicts); i >= 0 {
 			vd := &verdicts[i]
 			trims = append(trims, i)
-			vd.Decision = omit(vd.Candidate, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
+			vd.Decision = omitIncluded(vd.Decision, model.PolicyBudget, RuleBudgetFinalFit, model.ReasonBudget)
 			vd.Tier = tierNone
 			markDraftConflicts(verdicts, p.Sides)
 		} else if _, changed := shrinkRecovery(verdicts, p.Costs, p.Compact, assembled-budget); !changed {
@@ -463,7 +463,7 @@ func fill(verdicts []Verdict, p *Prices, budget int, trims *[]int) int {
 		if trims != nil {
 			*trims = append(*trims, i)
 		}
-		vd.Decision = omit(vd.Candidate, model.PolicyBudget, budgetRules[vd.Tier], model.ReasonBudget)
+		vd.Decision = omitIncluded(vd.Decision, model.PolicyBudget, budgetRules[vd.Tier], model.ReasonBudget)
 		vd.Tier = tierNone
 	}
 	reviveDuplicates(verdicts, t, budget)

@@ -128,6 +128,13 @@ func omit(c *model.Candidate, policy model.Policy, rule model.Rule, reason strin
 	return model.Decision{Ref: c.ID, Type: c.Type, Policy: policy, Outcome: OutcomeOmitted, Reason: reason, Rule: rule}
 }
 
+// omitIncluded turns an included record's decision into an omission: omit, with the
+// record's id and type taken from the decision, which holds them, rather than from its
+// candidate, which a pass over thousands of verdicts would otherwise load each of.
+func omitIncluded(d model.Decision, policy model.Policy, rule model.Rule, reason string) model.Decision {
+	return model.Decision{Ref: d.Ref, Type: d.Type, Policy: policy, Outcome: OutcomeOmitted, Reason: reason, Rule: rule}
+}
+
 // Judge judges candidates held by value: see JudgeCandidates.
 func Judge(v Version, req Request, cands []model.Candidate) []*Verdict {
 	return JudgeCandidates(v, req, model.CandidatePointers(cands))
