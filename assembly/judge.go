@@ -123,7 +123,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		}
 	}
 	if settled > 0 {
-		j.settled = make([]*model.Decision, 0, settled)
+		j.settled, j.settledStored = make([]*model.Decision, 0, settled), make([]bool, 0, settled)
 	}
 	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt, tk: tk}
 	// A shared verdict is a side of a conflict as it was in the parent, unless a record
@@ -161,7 +161,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		vd := verdicts[i]
 		duplicate := vd.RawDuplicate
 		if !vd.Included() && !duplicate {
-			j.settled = append(j.settled, &vd.Decision)
+			j.settle(&vd.Decision, vd.Decision.Stored())
 			if vd.Decision.Reason != model.ReasonBranchIneligible {
 				j.settledOmitted[vd.Decision.Reason]++
 			}
@@ -263,7 +263,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		for ; i < end; i++ {
 			p := before.places[i]
 			if kp >= len(parent.budgeted) || parent.budgeted[kp] != p {
-				j.settled = append(j.settled, parent.settled[p-kp])
+				j.settle(parent.settled[p-kp], parent.settledStored[p-kp])
 				carried[p], took = true, true
 				continue
 			}

@@ -47,8 +47,12 @@ type judgement struct {
 	conflicts            *policy.Conflicts
 	inBlock, clocked     []bool
 	// priority is the budgeted verdicts' priority order (policy.Priority).
-	priority       *policy.Priority
-	settled        []*model.Decision
+	priority *policy.Priority
+	settled  []*model.Decision
+	// settledStored says which of settled the record stores (model.Decision.Stored), and
+	// stored lists those.
+	settledStored  []bool
+	stored         []*model.Decision
 	settledOmitted map[string]int
 	// The verdicts hold for any now after validFrom (zero: any) and not after validUntil
 	// (zero: any).
@@ -83,13 +87,22 @@ var (
 	candidateSize = int64(unsafe.Sizeof(model.Candidate{}))
 )
 
+// settle adds a settled decision, with whether the record stores it.
+func (j *judgement) settle(d *model.Decision, stored bool) {
+	j.settled, j.settledStored = append(j.settled, d), append(j.settledStored, stored)
+	if stored {
+		j.stored = append(j.stored, d)
+	}
+}
+
 // size estimates the heap a judgement holds: its verdicts with the candidates they point at
 // (a view the copies may have dropped stays alive through them; verdicts shared with the
-// judgement it extends are counted in both, so the bound errs high), the list of the decisions
-// it settled (pointers into its verdicts), the texts and prices of the budgeted records,
-// and the raw bodies it read.
+// judgement it extends are counted in both, so the bound errs high), the lists of the
+// decisions it settled (pointers into its verdicts) and of those stored, the texts and
+// prices of the budgeted records, and the raw bodies it read.
 func (j *judgement) size() int64 {
-	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8+16) + int64(len(j.settled))*int64(unsafe.Sizeof(&model.Decision{})) +
+	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8+16) + int64(len(j.settled))*(int64(unsafe.Sizeof(&model.Decision{}))+1) +
+		int64(len(j.stored))*8 +
 		int64(len(j.budgeted))*(8*9+4) + int64(len(j.sides))*8
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16

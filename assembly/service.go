@@ -212,7 +212,7 @@ func (s *Service) compute(ctx context.Context, accountID string, req model.Assem
 		Omitted:            maps.Clone(j.settledOmitted),
 		PolicyVersion:      v.ID, AssemblerVersion: AssemblerVersion,
 		TimingsMs: t,
-		Settled:   j.settled,
+		Settled:   j.settled, SettledStored: j.stored,
 	}
 	a.Tokens.Sections = d.sections
 	for k := range d.verdicts {

@@ -47,26 +47,6 @@ func (s *Store) RawPayloads(ctx context.Context, accountID string, artifactIDs [
 	return out, nil
 }
 
-// storedDecision reports whether a decision is kept as a PolicyDecision node: DESIGN's
-// privacy, freshness, rehydration, routing and recovery decisions, unless they omit for a
-// bulk reason (window, budget, duplicate, branch) or did not shape the request. Structural
-// ones (visibility, supersession, provenance, conflict and plain inclusion) are counted on
-// the assembly and recomputed by explain through replay, so that the record of an assembly
-// does not grow with the history behind it. (A switch, not a map: an assembly late in a long
-// conversation asks it of tens of thousands of settled decisions.)
-func storedDecision(d *model.Decision) bool {
-	switch d.Policy {
-	case model.PolicyPrivacy, model.PolicyRouting, model.PolicyFreshness, model.PolicyRehydration, model.PolicyRecovery:
-	default:
-		return false
-	}
-	switch d.Reason {
-	case model.ReasonWindow, model.ReasonBudget, model.ReasonDuplicate, model.ReasonBranchIneligible:
-		return false
-	}
-	return !d.Bulk
-}
-
 // recordAssemblies writes the records of assemblies (batchParams' rows, see RecordAssembly).
 var recordAssemblies = newQuery[batchParams, recordAssembliesRow]("RecordAssemblies")
 
@@ -87,13 +67,10 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 	// is the same node (decisionID).
 	var decided []*decisionGroup
 	groups := map[[6]string]*decisionGroup{}
-	// Both lists walked here, not through a.AllDecisions: that yields copies, and an
-	// iterator even of pointers is measurably slower over tens of thousands of decisions, on
-	// the path every assembly waits for.
+	// The decisions budgeted for the request, and the settled ones the judgement found
+	// stored: not a.AllDecisions, which yields every settled decision, tens of thousands
+	// late in a long conversation, on the path every assembly waits for.
 	group := func(d *model.Decision) {
-		if !storedDecision(d) {
-			return
-		}
 		key := [6]string{string(d.Type), string(d.Policy), d.Outcome, d.As, d.Reason, string(d.Rule)}
 		g, ok := groups[key]
 		if !ok {
@@ -104,9 +81,11 @@ func (s *Store) RecordAssembly(ctx context.Context, accountID string, a model.As
 		g.refs = append(g.refs, d.Ref)
 	}
 	for i := range a.Decisions {
-		group(&a.Decisions[i])
+		if d := &a.Decisions[i]; d.Stored() {
+			group(d)
+		}
 	}
-	for _, d := range a.Settled {
+	for _, d := range a.SettledStored {
 		group(d)
 	}
 	refs := make([]string, 0, len(a.Included)+len(a.OmittedRefs))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ctxgraph/ctxgraph/client"
+	"github.com/ctxgraph/ctxgraph/model"
 	"github.com/ctxgraph/ctxgraph/seed"
 )
 
@@ -500,4 +501,41 @@ func TestFirstAssembliesShareOneRead(t *testing.T) {
 	if full != 1 || delta != n-1 {
 		t.Errorf("got %d full and %d delta reads, want 1 full read and %d delta reads", full, delta, n-1)
 	}
+}
+
+// The decisions an assembly's record stores (model.Decision.Stored) include those of the
+// records the budget never considered, on each path a judgement takes: judged whole, shared
+// by an assembly of the unchanged lineage, and extended after a write, whose settled
+// decisions are taken over from the judgement before. A memory past its freshness under
+// strict-freshness is such a record: omitted as stale.
+func TestSettledDecisionsAreStoredOnEveryPath(t *testing.T) {
+	h := newHarness(t)
+	w := h.world()
+	art := str(h.must(201, "POST", "/v1/tool-calls/"+w.call+"/result", map[string]any{"status": "succeeded",
+		"result": map[string]any{"eu": 3460000}, "at": "2026-11-01T09:00:04Z"}), "artifactId")
+	mem := str(h.must(201, "POST", "/v1/memories", map[string]any{"derivedFrom": []string{art}, "summary": "EU Q3 revenue: 3.46M",
+		"freshnessClass": "bounded", "observedAt": "2026-11-01T09:00:04Z"}), "id")
+	body := map[string]any{"branchId": w.branch, "participantId": w.participant, "policyVersion": "strict-freshness",
+		"now": "2026-11-20T00:00:00Z"}
+	stored := func(path string) {
+		t.Helper()
+		a := h.assemble(body)
+		if omitted := a["omitted"].(map[string]any); omitted["stale"] != float64(1) {
+			t.Fatalf("%s: omitted %v, want the memory as stale", path, omitted)
+		}
+		rec, err := sharedStore.Assembly(t.Context(), h.account, str(a, "id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range rec.Decisions {
+			if d.Ref == mem && d.Policy == model.PolicyFreshness && d.Outcome == "omitted" {
+				return
+			}
+		}
+		t.Errorf("%s: the record stores no freshness omission of %s: %+v", path, mem, rec.Decisions)
+	}
+	stored("judged whole")
+	stored("the judgement shared")
+	h.must(201, "POST", "/v1/branches/"+w.branch+"/messages", map[string]any{"role": "user", "content": "and Q4?"})
+	stored("the judgement extended")
 }

@@ -228,6 +228,26 @@ type Decision struct {
 	Bulk bool `json:"-"`
 }
 
+// Stored reports whether an assembly's record keeps the decision as a PolicyDecision node:
+// DESIGN's privacy, freshness, rehydration, routing and recovery decisions, unless they
+// omit for a bulk reason (window, budget, duplicate, branch) or did not shape the request.
+// Structural ones (visibility, supersession, provenance, conflict and plain inclusion) are
+// counted on the assembly and recomputed by explain through replay, so that the record of
+// an assembly does not grow with the history behind it. (A switch, not a map: an assembly
+// late in a long conversation asks it of tens of thousands of settled decisions.)
+func (d *Decision) Stored() bool {
+	switch d.Policy {
+	case PolicyPrivacy, PolicyRouting, PolicyFreshness, PolicyRehydration, PolicyRecovery:
+	default:
+		return false
+	}
+	switch d.Reason {
+	case ReasonWindow, ReasonBudget, ReasonDuplicate, ReasonBranchIneligible:
+		return false
+	}
+	return !d.Bulk
+}
+
 // Assembly is the record of what went into one model request, as answered and stored.
 type Assembly struct {
 	ID             string          `json:"id"`
@@ -252,6 +272,10 @@ type Assembly struct {
 	// policy before it), pointing into the judgement that made them: shared, read-only,
 	// between assemblies of an unchanged lineage. AllDecisions yields both.
 	Settled []*Decision `json:"-"`
+	// SettledStored are those of Settled that the record stores (Decision.Stored), in their
+	// order: few, and known to the judgement, so that recording an assembly does not load
+	// every settled decision again. An assembly that sets Settled sets it too.
+	SettledStored []*Decision `json:"-"`
 	// Recallable says the request names an artifact the model may recall (DESIGN §7): the
 	// recall tool is offered only then.
 	Recallable bool              `json:"-"`
