@@ -247,16 +247,21 @@ func TestExtendedJudgementIsWhole(t *testing.T) {
 	}
 }
 
-// settled is what a judgement settled: each decision, and the omissions counted by reason.
+// settled is what a judgement settled: each decision, the omissions counted by reason, and
+// the decisions it lists as those its records store.
 type settled struct {
 	Decisions []model.Decision
 	Omitted   map[string]int
+	Stored    []model.Decision
 }
 
 func settledOf(j *judgement) settled {
 	out := settled{Omitted: j.settledOmitted}
 	for _, d := range j.settled {
 		out.Decisions = append(out.Decisions, *d)
+	}
+	for _, d := range j.stored {
+		out.Stored = append(out.Stored, *d)
 	}
 	return out
 }
