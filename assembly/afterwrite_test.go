@@ -269,9 +269,17 @@ func TestAfterAWriteOnlyNewRawBodiesAreRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw = map[string]bool{}
+		var sent strings.Builder
+		for _, m := range a.Messages {
+			sent.WriteString(m.Content)
+		}
 		for _, inc := range a.Included {
 			if inc.As == model.AsRaw {
 				raw[inc.Ref] = true
+				// Shown raw is shown with its body, read now or by the judgement extended.
+				if body := `{"renewal":"` + inc.Ref + `"}`; !strings.Contains(sent.String(), body) {
+					t.Errorf("%s is included raw without its body %s in the request", inc.Ref, body)
+				}
 			}
 		}
 		return raw, g.rawRead
@@ -315,6 +323,7 @@ type judgementPrices struct {
 	Lones               map[int]string
 	InBlock, Clocked    []bool
 	Side, RawForm       []bool
+	JudgedIn, Window    []bool
 	Sides               []int
 	Conflicts           *policy.Conflicts
 	// ValidFrom and ValidUntil bound the now at which the judgement holds.
@@ -344,7 +353,7 @@ func pricesOf(t *testing.T, s *Service, v policy.Version, req model.AssemblyRequ
 func pricesOfJudgement(j *judgement) judgementPrices {
 	return judgementPrices{Budgeted: j.budgeted, Texts: j.texts, Costs: j.costs, CompactCosts: j.compactCosts, Paired: j.paired,
 		Group: j.group, Alone: j.alone, Lones: j.lones, InBlock: j.inBlock, Clocked: j.clocked, Side: j.side, Sides: j.sides,
-		RawForm: j.rawForm, Conflicts: j.conflicts, ValidFrom: j.validFrom, ValidUntil: j.validUntil}
+		RawForm: j.rawForm, JudgedIn: j.judgedIn, Window: j.window, Conflicts: j.conflicts, ValidFrom: j.validFrom, ValidUntil: j.validUntil}
 }
 
 // BenchmarkAssemblyAfterWrite10000Rounds times the assembly of a 10,000-round single-branch

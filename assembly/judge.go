@@ -77,7 +77,21 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	// found gone); the others are read.
 	var rawIDs []string
 	var kept map[string]model.ArtifactRaw
+	// The parent's own verdicts are included raw only where it included them raw: only those,
+	// and the verdicts judged again, are loaded.
+	var rawBefore []bool
+	if parent != nil && len(snap.ViewPlaces) == len(verdicts) {
+		rawBefore = make([]bool, len(parent.verdicts))
+		for k, p := range parent.budgeted {
+			rawBefore[p] = parent.rawForm[k]
+		}
+	}
 	for i := range verdicts {
+		if rawBefore != nil {
+			if p := snap.ViewPlaces[i]; p >= 0 && p < len(parent.verdicts) && verdicts[i] == parent.verdicts[p] && !rawBefore[p] {
+				continue
+			}
+		}
 		vd := verdicts[i]
 		if !vd.Included() || vd.Decision.As != model.AsRaw {
 			continue
@@ -125,6 +139,13 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	if settled > 0 {
 		j.settled, j.settledStored = make([]*model.Decision, 0, settled), make([]bool, 0, settled)
 	}
+	// The budgeted ones' arrays, made once at about the size they reach.
+	n := len(verdicts) - settled
+	if parent != nil {
+		n = min(len(parent.budgeted)+max(len(verdicts)-len(parent.verdicts), 0), len(verdicts))
+	}
+	j.budgeted, j.texts, j.costs, j.compactCosts, j.paired = make([]int, 0, n), make([]string, 0, n), make([]int, 0, n), make([]int, 0, n), make([]int, 0, n)
+	j.rawForm, j.side = make([]bool, 0, n), make([]bool, 0, n)
 	before := renderedBefore{parent: parent, places: snap.ViewPlaces, rebuilt: snap.Rebuilt, tk: tk}
 	// A shared verdict is a side of a conflict as it was in the parent, unless a record
 	// built anew names new sides.
@@ -134,7 +155,7 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	conflicts := false
 	lones := map[int]string{} // the lone form of each conflict side, by its place in budgeted
 	// Each budgeted record's index among the parent's budgeted ones, or -1.
-	wasAt := make([]int, 0, len(verdicts)-settled)
+	wasAt := make([]int, 0, n)
 	// takeOver budgets verdict i, the parent's own budgeted k, as the parent priced it: its
 	// line, prices, lone form and side flag (sides as before), without loading the verdict.
 	takeOver := func(i, k int) {
@@ -263,8 +284,18 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 		for ; i < end; i++ {
 			p := before.places[i]
 			if kp >= len(parent.budgeted) || parent.budgeted[kp] != p {
-				j.settle(parent.settled[p-kp], parent.settledStored[p-kp])
-				carried[p], took = true, true
+				// Settled up to the parent's next budgeted verdict or the run's end: places
+				// in a run follow each other, and so do their settled decisions.
+				m := end - i
+				if kp < len(parent.budgeted) {
+					m = min(m, parent.budgeted[kp]-p)
+				}
+				j.settleAll(parent.settled[p-kp:p-kp+m], parent.settledStored[p-kp:p-kp+m])
+				for q := p; q < p+m; q++ {
+					carried[q] = true
+				}
+				took = true
+				i += m - 1
 				continue
 			}
 			k := kp
@@ -307,8 +338,10 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	j.lones = lones
 	// The budgeted records, each as if included, for what depends on where they would show.
 	budgeted := make([]policy.Verdict, len(j.budgeted))
+	j.judgedIn, j.window = make([]bool, len(j.budgeted)), make([]bool, len(j.budgeted))
 	for k, i := range j.budgeted {
 		budgeted[k] = *verdicts[i]
+		j.judgedIn[k], j.window[k] = budgeted[k].Included(), budgeted[k].Tier == policy.TierWindow
 		budgeted[k].Decision.Outcome = policy.OutcomeIncluded
 	}
 	var rs *rounds
@@ -324,11 +357,25 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	switch {
 	case j.paired == nil:
 	case sidesShared && parent.conflicts != nil && len(j.sides) == len(parent.sides):
-		to := make(map[int]int, len(j.sides))
-		for _, k := range j.sides {
+		// Sides where they were in the parent's budgeted ones: its index as it is (an index
+		// is never changed once made).
+		j.conflicts = parent.conflicts
+		var to []int
+		for at, k := range j.sides {
+			if wasAt[k] == k && to == nil {
+				continue
+			}
+			if to == nil {
+				to = make([]int, len(parent.budgeted))
+				for _, k := range j.sides[:at] {
+					to[k] = k
+				}
+			}
 			to[wasAt[k]] = k
 		}
-		j.conflicts = parent.conflicts.Moved(func(pk int) int { return to[pk] })
+		if to != nil {
+			j.conflicts = parent.conflicts.Moved(func(pk int) int { return to[pk] })
+		}
 	default:
 		j.conflicts = policy.NewConflicts(budgeted, j.paired)
 	}

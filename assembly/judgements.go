@@ -46,6 +46,9 @@ type judgement struct {
 	paired, group, alone []int
 	conflicts            *policy.Conflicts
 	inBlock, clocked     []bool
+	// judgedIn and window say which of them the judge included, and tiered in the window
+	// (policy.Prices).
+	judgedIn, window []bool
 	// priority is the budgeted verdicts' priority order (policy.Priority).
 	priority *policy.Priority
 	settled  []*model.Decision
@@ -95,6 +98,16 @@ func (j *judgement) settle(d *model.Decision, stored bool) {
 	}
 }
 
+// settleAll adds settled decisions, with whether the record stores each.
+func (j *judgement) settleAll(ds []*model.Decision, stored []bool) {
+	j.settled, j.settledStored = append(j.settled, ds...), append(j.settledStored, stored...)
+	for n, s := range stored {
+		if s {
+			j.stored = append(j.stored, ds[n])
+		}
+	}
+}
+
 // size estimates the heap a judgement holds: its verdicts with the candidates they point at
 // (a view the copies may have dropped stays alive through them; verdicts shared with the
 // judgement it extends are counted in both, so the bound errs high), the lists of the
@@ -103,7 +116,7 @@ func (j *judgement) settle(d *model.Decision, stored bool) {
 func (j *judgement) size() int64 {
 	n := int64(len(j.verdicts))*(8+verdictSize+candidateSize+1+8+16) + int64(len(j.settled))*(int64(unsafe.Sizeof(&model.Decision{}))+1) +
 		int64(len(j.stored))*8 +
-		int64(len(j.budgeted))*(8*9+4) + int64(len(j.sides))*8
+		int64(len(j.budgeted))*(8*9+6) + int64(len(j.sides))*8
 	for _, t := range j.texts {
 		n += int64(len(t)) + 16
 	}

@@ -265,7 +265,7 @@ func budgetDraft(j *judgement, req model.AssemblyRequest, snap model.Snapshot, t
 	d.lead = first
 	return d, policy.Prices{Costs: d.costs, Compact: j.compactCosts, Paired: j.paired, Conflicts: j.conflicts, Group: j.group, Alone: j.alone,
 		Fixed: ReplyPriming + first.tokens, Head: MessageTokens(tk, "system", "", ""), InBlock: j.inBlock, Clock: tk.Count(d.head + "\n"),
-		Clocked: j.clocked, Priority: j.priority, Sides: j.sides, Aggregate: func(vs []policy.Verdict) int { return aggregateTokens(tk, vs) }}
+		Clocked: j.clocked, Priority: j.priority, Sides: j.sides, JudgedIn: j.judgedIn, Window: j.window, Aggregate: func(vs []policy.Verdict) int { return aggregateTokens(tk, vs) }}
 }
 
 // aggregateTokens is what the summary line of the aggregated recovery items among vs costs

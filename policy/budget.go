@@ -37,6 +37,10 @@ type Prices struct {
 	// (that name another side or are named as one): the only ones the budget's conflict
 	// marks read or change. Nil: any verdict may be one.
 	Sides []int
+	// JudgedIn and Window, when set, say of each verdict whether the judge included it and
+	// whether it tiered it in the window, as judged(i) would: the budget reads them there
+	// rather than load a judged verdict for every record it left out.
+	JudgedIn, Window []bool
 	// Aggregate, when set, prices the summary line that counts the aggregated recovery
 	// items among verdicts as it is rendered (0 when none is aggregated). Aggregated items
 	// cost nothing each, so without it the fill leaves that line out of its estimate.
@@ -323,6 +327,22 @@ func Fit(verdicts []Verdict, judged func(i int) *Verdict, p Prices, budget int, 
 	return assembled
 }
 
+// judgedIn says whether the judge included verdict i.
+func (p *Prices) judgedIn(i int, judged func(i int) *Verdict) bool {
+	if p.JudgedIn != nil {
+		return p.JudgedIn[i]
+	}
+	return judged(i).Included()
+}
+
+// window says whether the judge tiered verdict i in the window.
+func (p *Prices) window(i int, judged func(i int) *Verdict) bool {
+	if p.Window != nil {
+		return p.Window[i]
+	}
+	return judged(i).Tier == TierWindow
+}
+
 // undoStep is a verdict's decision and tier before giveBack changed them.
 type undoStep struct {
 	i        int
@@ -345,14 +365,14 @@ func refill(verdicts []Verdict, judged func(i int) *Verdict, trims []int, p *Pri
 	room := budget - assembled
 	candidates := trims[:0]
 	for _, i := range trims {
-		if !judged(i).Included() {
+		if !p.judgedIn(i, judged) {
 			continue
 		}
 		least := p.Costs[i]
 		if g := p.group(i); g >= 0 {
 			least -= p.Alone[g]
 		}
-		if least <= room || judged(i).Tier == TierWindow {
+		if least <= room || p.window(i, judged) {
 			candidates = append(candidates, i)
 		}
 	}
