@@ -42,7 +42,7 @@ vet:
 # on a blob directory, then the tests whose subject is the blob store (S3_INTEGRATION_TESTS:
 # blobs, failed writes, sweeps, deletions, retention and erasure) run again with their blobs
 # in SeaweedFS (CTXGRAPH_TEST_BLOB_STORE=s3), which keeps `make test` well under 15 minutes
-# where a whole second run would not. The integration suite takes 8 to 9 minutes alone, near
+# where a whole second run would not. The integration suite takes 7 to 9 minutes alone, near
 # go test's default limit of 10 per package, so the limit is 20: a busy machine must not
 # fail it by the clock.
 SEAWEEDFS_TEST_ENV := SEAWEEDFS_HOME="$(CURDIR)/.seaweedfs/test" SEAWEEDFS_PORT=$(or $(SEAWEEDFS_TEST_PORT),8383)

@@ -357,23 +357,14 @@ func (s *Service) judge(ctx context.Context, accountID string, v policy.Version,
 	switch {
 	case j.paired == nil:
 	case sidesShared && parent.conflicts != nil && len(j.sides) == len(parent.sides):
-		// Sides where they were in the parent's budgeted ones: its index as it is (an index
-		// is never changed once made).
+		// Every side where it was among the parent's budgeted ones: its index as it is (an
+		// index is never changed once made); otherwise the index moved to their places.
 		j.conflicts = parent.conflicts
-		var to []int
-		for at, k := range j.sides {
-			if wasAt[k] == k && to == nil {
-				continue
+		if slices.ContainsFunc(j.sides, func(k int) bool { return wasAt[k] != k }) {
+			to := make([]int, len(parent.budgeted))
+			for _, k := range j.sides {
+				to[wasAt[k]] = k
 			}
-			if to == nil {
-				to = make([]int, len(parent.budgeted))
-				for _, k := range j.sides[:at] {
-					to[k] = k
-				}
-			}
-			to[wasAt[k]] = k
-		}
-		if to != nil {
 			j.conflicts = parent.conflicts.Moved(func(pk int) int { return to[pk] })
 		}
 	default:
